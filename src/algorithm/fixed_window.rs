@@ -1,0 +1,129 @@
+//! [`FixedWindow`]: at most `limit` admitted per wall-clock-aligned window of `period`.
+//!
+//! Rule: windows are `[i * period, (i + 1) * period)` in UNIX time (a per-minute window resets
+//! at :00; see [`window`](super::window)); a request of cost `n` is admitted iff the window's
+//! count plus `n` is at most `limit`. The count resets when a new window starts. The classic
+//! weakness is kept on purpose, as this is what the algorithm is: up to `2 * limit` may pass
+//! across a window edge (see the tour example).
+//!
+//! Layout (`c = bits(limit)`):
+//! ```text
+//! [63 .. c]   window index (counted from the window holding the clock's epoch)
+//! [c-1 .. 0]  requests admitted in that window
+//! ```
+//! Fresh: 0 (window 0, count 0: equivalent to any window with count 0).
+//!
+//! Ranges: exact for any quota whose window indices over 146 years fit beside the count:
+//! `(2^62 / period) < 2^(64 - c)`, i.e. the period may be as short as about
+//! `limit / 4` ns. Precision: exact integer arithmetic.
+
+use super::engine::{packed_engine, Packed};
+use super::window::{count_bits, Windows};
+use crate::decision::{Decision, Details};
+use crate::error::QuotaError;
+use crate::quota::Quota;
+
+/// A fixed window counter, aligned to wall-clock multiples of the period.
+///
+/// ```
+/// use std::time::Duration;
+/// use sluicegate::{Limiter, Quota, algorithm::FixedWindow, clock::ManualClock};
+///
+/// let clock = ManualClock::new(); // 0 = the UNIX epoch, so windows start at whole minutes
+/// let limiter = Limiter::<FixedWindow, _>::with_clock(Quota::per_minute(3), clock.clone())?;
+/// clock.set(Duration::from_secs(59));
+/// assert!(limiter.check_n(3)?.is_allowed());
+/// assert!(limiter.check().is_denied());
+/// clock.set(Duration::from_secs(60)); // a new window
+/// assert!(limiter.check_n(3)?.is_allowed());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixedWindow;
+
+/// A quota preprocessed for the fixed window.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedWindowParams {
+    windows: Windows,
+    limit: u32,
+    bits: u32,
+}
+
+impl Packed for FixedWindow {
+    const NAME: &'static str = "FixedWindow";
+    type Params = FixedWindowParams;
+
+    fn params(quota: &Quota, unix_offset: u64) -> Result<FixedWindowParams, QuotaError> {
+        let windows = Windows::new(quota.period_nanos(), unix_offset);
+        let bits = count_bits(quota.limit());
+        windows.check_index_bits(
+            64 - bits,
+            Self::NAME,
+            &format!("counts up to {}", quota.limit()),
+        )?;
+        Ok(FixedWindowParams {
+            windows,
+            limit: quota.limit(),
+            bits,
+        })
+    }
+
+    fn capacity(params: &FixedWindowParams) -> u32 {
+        params.limit
+    }
+
+    fn fresh(_params: &FixedWindowParams) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn transition(
+        state: u64,
+        now: u64,
+        cost: u32,
+        p: &FixedWindowParams,
+    ) -> (Option<u64>, Decision) {
+        let decide = |allowed, state| {
+            let words = [now, state, p.windows.period(), p.windows.phase()];
+            Decision::lazy(allowed, p.limit, cost, p.bits, words, explain)
+        };
+        if cost == 0 {
+            return (None, decide(true, state));
+        }
+        let (index, count) = current(state, p.bits, p.windows.locate(now).0);
+        let count = count + u64::from(cost);
+        if count > u64::from(p.limit) {
+            return (None, decide(false, state));
+        }
+        let next = (index << p.bits) | count;
+        (Some(next), decide(true, next))
+    }
+}
+
+/// The state's window and count as seen from window `now_index`: a later window starts at 0;
+/// an earlier one (a clock stepping back) counts as the state's own window.
+#[inline]
+fn current(state: u64, bits: u32, now_index: u64) -> (u64, u64) {
+    let (index, count) = (state >> bits, state & ((1 << bits) - 1));
+    if now_index > index {
+        (now_index, 0)
+    } else {
+        (index, count)
+    }
+}
+
+/// Rebuilds the numbers from `[now, state, period, phase]`, with the count width in `small`.
+fn explain(d: &Decision) -> Details {
+    let [now, state, period, phase] = *d.words();
+    let windows = Windows::from_parts(period, phase);
+    let (index, count) = current(state, d.small(), windows.locate(now).0);
+    let window_end = Windows::until(now, windows.start(index + 1));
+    Details {
+        remaining: d.limit().saturating_sub(count as u32),
+        retry_after: window_end,
+        reset_after: if count == 0 { 0 } else { window_end },
+        wait: 0,
+    }
+}
+
+packed_engine!(FixedWindow);

@@ -1,0 +1,71 @@
+//! [`LeakyBucket`]: a shaping leaky bucket (a queue drained at a constant rate).
+//!
+//! Rule: admitted requests leave at a constant rate, one every `T = period / limit`; an
+//! admitted request is told how long to wait for its slot ([`Decision::wait`]); the queue
+//! holds at most `burst` requests: on an idle limiter a burst of `burst` requests is admitted
+//! with waits `0, T, ..., (burst - 1)*T` and the next is denied until a slot frees up. The
+//! admission rule is GCRA's (`max(next - now, 0) + n*T <= burst*T`), so the two admit the
+//! same requests; GCRA lets them through at once, the leaky bucket spaces them out.
+//!
+//! Layout: the whole `u64` is the next free slot time, in the units of the shared
+//! [emission core](super::emission): `[63..0] next`. Fresh: 0.
+//!
+//! Ranges and precision: as [`Gcra`](super::Gcra). A request of cost `n` takes `n`
+//! consecutive slots and waits for the first.
+
+use super::emission::{self, EmissionParams, Reading};
+use super::engine::{packed_engine, Packed};
+use crate::decision::{Decision, Details};
+use crate::error::QuotaError;
+use crate::quota::Quota;
+
+/// A shaping leaky bucket: admits up to `burst` queued requests and tells each how long to
+/// [`wait`](Decision::wait) so that the output is smooth at `limit / period`.
+///
+/// ```
+/// use std::time::Duration;
+/// use sluicegate::{Limiter, Quota, algorithm::LeakyBucket, clock::ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let limiter = Limiter::<LeakyBucket, _>::with_clock(Quota::per_second(4).with_burst(3), clock)?;
+/// let waits: Vec<_> = (0..3).map(|_| limiter.check().wait()).collect();
+/// assert_eq!(waits, [Duration::ZERO, Duration::from_millis(250), Duration::from_millis(500)]);
+/// assert!(limiter.check().is_denied()); // the queue is full
+/// # Ok::<(), sluicegate::QuotaError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LeakyBucket;
+
+impl Packed for LeakyBucket {
+    const NAME: &'static str = "LeakyBucket";
+    type Params = EmissionParams;
+
+    fn params(quota: &Quota, _unix_offset: u64) -> Result<EmissionParams, QuotaError> {
+        EmissionParams::new(quota, Self::NAME)
+    }
+
+    fn capacity(params: &EmissionParams) -> u32 {
+        params.burst()
+    }
+
+    fn fresh(_params: &EmissionParams) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn transition(next: u64, now: u64, cost: u32, p: &EmissionParams) -> (Option<u64>, Decision) {
+        emission::transition(next, now, cost, p, explain)
+    }
+}
+
+fn explain(d: &Decision) -> Details {
+    let reading = Reading::of(d);
+    let wait = if d.is_allowed() && d.cost() > 0 {
+        reading.slot_wait()
+    } else {
+        0
+    };
+    reading.details(wait)
+}
+
+packed_engine!(LeakyBucket);

@@ -1,0 +1,140 @@
+//! [`Scale`]: nanoseconds to an algorithm's time units, exactly, in a multiply and a shift.
+//!
+//! The rate algorithms keep time in units of `num/den` per nanosecond chosen so that one request
+//! costs a whole number of units (the emission interval `period/limit` is rarely a whole number
+//! of nanoseconds). Converting must be exact, or decisions drift from the rational model:
+//! `units(t) = floor(t * num / den)`. A u128 division would cost ~25 ns on the hot path, so we
+//! multiply by `m = floor(2^62 * num / den)` instead, which is at most one unit low, and correct
+//! that with one 64-bit multiply (see [`Scale::floor_ceil`]).
+
+use super::MAX_NANOS;
+
+/// Converts nanoseconds `t <= MAX_NANOS` to `floor(t * num / den)` units, and back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scale {
+    m: u64,
+    num: u64,
+    den: u64,
+}
+
+impl Scale {
+    /// The scale `num / den` (reduced), or `None` unless `0 < num / den < 4` and `den < 2^62`,
+    /// the bounds that keep `m` and every intermediate product in range.
+    pub(crate) fn new(num: u64, den: u64) -> Option<Scale> {
+        if num == 0 || den == 0 {
+            return None;
+        }
+        let g = gcd(num, den);
+        let (num, den) = (num / g, den / g);
+        let m = (u128::from(num) << 62) / u128::from(den);
+        if num >= den.saturating_mul(4) || den >= 1 << 62 || m > u128::from(u64::MAX) {
+            return None;
+        }
+        Some(Scale {
+            m: m as u64,
+            num,
+            den,
+        })
+    }
+
+    /// True when every nanosecond is a whole number of units (`den == 1`), so conversion is a
+    /// plain multiply and floor equals ceil.
+    #[cfg(test)]
+    pub(crate) fn is_integral(&self) -> bool {
+        self.den == 1
+    }
+
+    /// `floor(t * num / den)` and `ceil(t * num / den)`, for `t <= MAX_NANOS`.
+    #[inline]
+    pub(crate) fn floor_ceil(&self, t: u64) -> (u64, u64) {
+        debug_assert!(t <= MAX_NANOS);
+        let q = ((u128::from(t) * u128::from(self.m)) >> 62) as u64;
+        if self.den == 1 {
+            return (q, q);
+        }
+        // `q` is the true floor or one below it (the error of `m` times t < 2^62 is under one
+        // unit), so the true remainder `t*num - q*den` lies in [0, 2*den) < 2^63: wrapping
+        // 64-bit arithmetic computes it exactly.
+        let r = t
+            .wrapping_mul(self.num)
+            .wrapping_sub(q.wrapping_mul(self.den));
+        let (q, r) = if r >= self.den {
+            (q + 1, r - self.den)
+        } else {
+            (q, r)
+        };
+        (q, q + u64::from(r != 0))
+    }
+
+    /// `floor(t * num / den)`.
+    #[inline]
+    pub(crate) fn floor(&self, t: u64) -> u64 {
+        self.floor_ceil(t).0
+    }
+
+    /// The largest unit count reachable at `MAX_NANOS`, plus one for a ceiling.
+    pub(crate) fn max_units(&self) -> u64 {
+        self.floor(MAX_NANOS) + 1
+    }
+}
+
+/// Greatest common divisor.
+pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(t: u64, num: u64, den: u64) -> (u64, u64) {
+        let p = u128::from(t) * u128::from(num);
+        let d = u128::from(den);
+        ((p / d) as u64, p.div_ceil(d) as u64)
+    }
+
+    #[test]
+    fn matches_u128_division_on_awkward_ratios() {
+        let ratios = [
+            (1u64, 1u64),
+            (3, 1),
+            (2048 * 7, 1_000_000_000),
+            (4_294_967_295 * 2048, 3_600_000_000_000),
+            (1 << 23, 86_400_000_000_000),
+            (5, 2),
+            (1, 288_230_376_151_711_744),
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for (num, den) in ratios {
+            let scale = Scale::new(num, den).unwrap();
+            let check = |t: u64| {
+                let g = gcd(num, den);
+                assert_eq!(
+                    scale.floor_ceil(t),
+                    exact(t, num / g, den / g),
+                    "t={t} {num}/{den}"
+                );
+            };
+            for t in [0, 1, 2, 999, den.min(MAX_NANOS), MAX_NANOS - 1, MAX_NANOS] {
+                check(t);
+            }
+            for _ in 0..20_000 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                check(seed & MAX_NANOS);
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_ratios_that_would_overflow() {
+        assert!(Scale::new(4, 1).is_none());
+        assert!(Scale::new(0, 1).is_none());
+        assert!(Scale::new(1, 0).is_none());
+        assert!(Scale::new(7, 2).is_some());
+    }
+}

@@ -1,0 +1,187 @@
+//! [`Decision`]: the answer to "may this request go ahead?", with the numbers for response
+//! headers computed only when asked for.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The outcome of a check: allowed or denied, plus `remaining`, `retry_after`, `reset_after`
+/// and `wait`, computed on demand.
+///
+/// A check only records the algorithm's raw state and time; the extra numbers are derived
+/// when one of their accessors is called, so a caller that only asks [`is_allowed`] pays for
+/// nothing else (with the check inlined, the compiler drops the unused fields entirely).
+///
+/// [`is_allowed`]: Decision::is_allowed
+///
+/// ```
+/// use std::time::Duration;
+/// use sluicegate::{Limiter, Quota, algorithm::FixedWindow, clock::ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let limiter = Limiter::<FixedWindow, _>::with_clock(Quota::per_minute(2), clock.clone())?;
+/// clock.advance(Duration::from_secs(15));
+/// assert_eq!(limiter.check().remaining(), 1);
+/// assert_eq!(limiter.check().remaining(), 0);
+/// let denied = limiter.check();
+/// assert!(denied.is_denied());
+/// assert_eq!(denied.retry_after(), Some(Duration::from_secs(45))); // the window resets at 1:00
+/// # Ok::<(), sluicegate::QuotaError>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct Decision {
+    allowed: bool,
+    table_full: bool,
+    limit: u32,
+    cost: u32,
+    small: u32,
+    words: [u64; 4],
+    explain: fn(&Decision) -> Details,
+}
+
+/// The derived numbers of a decision, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Details {
+    pub(crate) remaining: u32,
+    /// Only read for denied decisions.
+    pub(crate) retry_after: u64,
+    pub(crate) reset_after: u64,
+    pub(crate) wait: u64,
+}
+
+impl Decision {
+    /// A decision whose details `explain` derives later from `words` and `small`, which hold
+    /// whatever raw state, time and parameters that algorithm needs.
+    #[inline]
+    pub(crate) fn lazy(
+        allowed: bool,
+        limit: u32,
+        cost: u32,
+        small: u32,
+        words: [u64; 4],
+        explain: fn(&Decision) -> Details,
+    ) -> Decision {
+        Decision {
+            allowed,
+            table_full: false,
+            limit,
+            cost,
+            small,
+            words,
+            explain,
+        }
+    }
+
+    /// A decision whose details are already known.
+    pub(crate) fn eager(allowed: bool, limit: u32, details: Details) -> Decision {
+        Decision::lazy(
+            allowed,
+            limit,
+            0,
+            details.remaining,
+            [details.retry_after, details.reset_after, details.wait, 0],
+            |d| Details {
+                remaining: d.small,
+                retry_after: d.words[0],
+                reset_after: d.words[1],
+                wait: d.words[2],
+            },
+        )
+    }
+
+    /// The raw words an algorithm stored.
+    #[inline]
+    pub(crate) fn words(&self) -> &[u64; 4] {
+        &self.words
+    }
+
+    /// The algorithm-specific small parameter stored with the words.
+    #[inline]
+    pub(crate) fn small(&self) -> u32 {
+        self.small
+    }
+
+    /// The cost that was checked.
+    #[inline]
+    pub(crate) fn cost(&self) -> u32 {
+        self.cost
+    }
+
+    fn details(&self) -> Details {
+        (self.explain)(self)
+    }
+
+    /// True when the request may go ahead (and, for a check, its cost was consumed).
+    #[inline]
+    pub fn is_allowed(&self) -> bool {
+        self.allowed
+    }
+
+    /// True when the request must not go ahead; nothing was consumed.
+    #[inline]
+    pub fn is_denied(&self) -> bool {
+        !self.allowed
+    }
+
+    /// True when a keyed limiter denied the request because its table was full of live keys
+    /// and could not take a new one (see the keyed limiter's `max_keys`). Such a decision has
+    /// no `retry_after`.
+    #[inline]
+    pub fn is_table_full(&self) -> bool {
+        self.table_full
+    }
+
+    /// The quota's limit (requests per period), for a `RateLimit-Limit` header.
+    #[inline]
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// How many more single requests would be allowed right now, after this decision.
+    pub fn remaining(&self) -> u32 {
+        self.details().remaining
+    }
+
+    /// For a denied request, how long until the same request would be allowed (it is allowed
+    /// at exactly `now + retry_after`, not a nanosecond earlier, if nothing else consumes in
+    /// between); `None` when allowed, or when the denial was [`is_table_full`].
+    ///
+    /// [`is_table_full`]: Decision::is_table_full
+    pub fn retry_after(&self) -> Option<Duration> {
+        if self.allowed || self.table_full {
+            return None;
+        }
+        Some(Duration::from_nanos(self.details().retry_after))
+    }
+
+    /// How long until the state is fully replenished (the bucket is full, the window resets,
+    /// the log is empty); zero when it already is.
+    pub fn reset_after(&self) -> Duration {
+        Duration::from_nanos(self.details().reset_after)
+    }
+
+    /// For [`LeakyBucket`](crate::algorithm::LeakyBucket), how long an admitted request must
+    /// wait for its slot in the smoothed output; zero for every other algorithm and for
+    /// denied requests.
+    pub fn wait(&self) -> Duration {
+        if !self.allowed {
+            return Duration::ZERO;
+        }
+        Duration::from_nanos(self.details().wait)
+    }
+}
+
+impl fmt::Debug for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Decision");
+        s.field("allowed", &self.allowed);
+        if self.table_full {
+            s.field("table_full", &true);
+        }
+        s.field("limit", &self.limit)
+            .field("remaining", &self.remaining())
+            .field("retry_after", &self.retry_after())
+            .field("reset_after", &self.reset_after())
+            .field("wait", &self.wait())
+            .finish()
+    }
+}

@@ -1,0 +1,64 @@
+//! # sluicegate
+//!
+//! A lock-free, in-process rate-limiter engine: "may this request go ahead?" answered in
+//! nanoseconds, with the numbers a response needs (`remaining`, `retry_after`,
+//! `reset_after`), by any of six algorithms behind one API.
+//!
+//! ```
+//! use std::time::Duration;
+//! use sluicegate::{Limiter, Quota};
+//! use sluicegate::algorithm::{Gcra, SlidingWindow};
+//! use sluicegate::clock::ManualClock;
+//!
+//! // 100 requests per minute, at most 20 at once.
+//! let quota: Quota = "100/minute burst 20".parse()?;
+//! let limiter = Limiter::<Gcra>::new(quota)?;
+//! let decision = limiter.check();
+//! assert!(decision.is_allowed());
+//! assert_eq!(decision.remaining(), 19);
+//!
+//! // Tests drive time by hand.
+//! let clock = ManualClock::new();
+//! let windowed = Limiter::<SlidingWindow, _>::with_clock(Quota::per_second(2), clock.clone())?;
+//! assert!(windowed.check_n(2)?.is_allowed());
+//! let denied = windowed.check();
+//! assert!(denied.is_denied());
+//! clock.advance(denied.retry_after().unwrap());
+//! assert!(windowed.check().is_allowed());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! - [`Quota`]: `limit` per `period`, with a `burst`; built, or parsed from `"100/minute"`.
+//! - [`algorithm`]: [`Gcra`](algorithm::Gcra) (the default), [`TokenBucket`](algorithm::TokenBucket),
+//!   [`LeakyBucket`](algorithm::LeakyBucket) (shaping: tells you how long to
+//!   [`wait`](Decision::wait)), [`FixedWindow`](algorithm::FixedWindow),
+//!   [`SlidingWindow`](algorithm::SlidingWindow) and [`SlidingLog`](algorithm::SlidingLog).
+//! - [`clock`]: [`TscClock`](clock::TscClock) (precise), [`CoarseClock`](clock::CoarseClock)
+//!   (one atomic load) and [`ManualClock`](clock::ManualClock) (tests).
+//! - [`Limiter`]: one state; [`Decision`]: the answer.
+//!
+//! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
+//! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the
+//! source documents its rule, bit layout, supported range and precision; quotas outside the
+//! range are refused with a [`QuotaError`] when the limiter is built, never mis-enforced.
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    rust_2018_idioms,
+    unreachable_pub
+)]
+
+pub mod algorithm;
+mod cell;
+pub mod clock;
+mod decision;
+mod error;
+mod limiter;
+mod log_ring;
+mod quota;
+mod sync;
+
+pub use decision::Decision;
+pub use error::{CapacityError, QuotaError};
+pub use limiter::Limiter;
+pub use quota::Quota;

@@ -1,0 +1,24 @@
+//! Writes a quota the way the parser reads it back.
+
+use super::units::UNITS;
+use super::Quota;
+use std::fmt;
+
+/// `"100/minute"`, `"5/30s"`, `"10/500ms"`, with `" burst N"` when the burst is not the limit.
+pub(super) fn write_quota(f: &mut fmt::Formatter<'_>, quota: &Quota) -> fmt::Result {
+    let period = quota.period_nanos();
+    // Every period is a whole number of nanoseconds, so the last unit always divides it.
+    let unit = UNITS
+        .iter()
+        .find(|unit| period % unit.nanos == 0)
+        .unwrap_or(&UNITS[UNITS.len() - 1]);
+    let count = period / unit.nanos;
+    match (count, unit.word) {
+        (1, Some(word)) => write!(f, "{}/{}", quota.limit(), word)?,
+        _ => write!(f, "{}/{}{}", quota.limit(), count, unit.abbrev)?,
+    }
+    if quota.burst() != quota.limit() {
+        write!(f, " burst {}", quota.burst())?;
+    }
+    Ok(())
+}
