@@ -1,8 +1,12 @@
 //! Where time comes from: [`Clock`] and its three implementations.
 //!
 //! Time is a `u64` of nanoseconds since the clock's epoch, read once per check. Every limiter
-//! treats a reading earlier than its state's time as equal to it, so a clock that steps
-//! backwards (TSC skew between cores) can never cause over-admission or a panic.
+//! treats a reading earlier than its state's time (its latest admission; for the windows, that
+//! admission's window) as equal to it, so a clock that steps backwards (TSC skew between
+//! cores) never panics and never lets a request through that the quota, measured on the
+//! timeline of the admissions, would refuse. A denial writes nothing, so it cannot record the
+//! reading that was denied: a request whose reading lags by `s` is judged as if it arrived `s`
+//! earlier, as with any clock that lags.
 //!
 //! | clock | source | cost per read (this repo's 2-core Xeon VM) | resolution |
 //! |---|---|---|---|

@@ -231,9 +231,14 @@ mod tests {
         let slow = Quota::new(1, Quota::MAX_PERIOD).unwrap().with_burst(100);
         assert!(matches!(
             EmissionParams::new(&slow, "Gcra"),
-            Err(QuotaError::Unsupported { algorithm: "Gcra", .. })
+            Err(QuotaError::Unsupported {
+                algorithm: "Gcra",
+                ..
+            })
         ));
-        let fine = Quota::new(1, Duration::from_secs(1)).unwrap().with_burst(u32::MAX);
+        let fine = Quota::new(1, Duration::from_secs(1))
+            .unwrap()
+            .with_burst(u32::MAX);
         assert!(EmissionParams::new(&fine, "Gcra").is_ok());
     }
 }

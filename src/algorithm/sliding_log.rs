@@ -121,7 +121,7 @@ pub(crate) fn decide<F: Fn(u64) -> u64>(
     // The `cost`-th oldest of the last `limit` entries must have expired; unit j lives until
     // timestamp + period (half-open).
     let blocking = (seq + u64::from(cost)).checked_sub(limit + 1);
-    let allowed = cost == 0 || blocking.map_or(true, |j| !live(j));
+    let allowed = cost == 0 || blocking.is_none_or(|j| !live(j));
 
     let after = if allowed { seq + u64::from(cost) } else { seq };
     let window_start = after.saturating_sub(limit);

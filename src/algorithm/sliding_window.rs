@@ -6,7 +6,10 @@
 //! request: a request of cost `n` is admitted iff
 //! `prev * (period - elapsed) + (curr + n - 1) * period < limit * period`,
 //! evaluated in exact integer (u128) arithmetic. Windows align to wall-clock multiples of the
-//! period, as in [`FixedWindow`](super::FixedWindow).
+//! period, as in [`FixedWindow`](super::FixedWindow). The weight models the previous window's
+//! requests as spread evenly over it, each counting for one period (half-open): at the first
+//! instant of a window the previous one still weighs fully, so with `1/day` a lone request is
+//! next admitted one nanosecond into the following day.
 //!
 //! Layout (`c = bits(limit)`):
 //! ```text

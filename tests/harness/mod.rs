@@ -1,0 +1,165 @@
+//! Random traces and the step-by-step comparison of a limiter with its reference model.
+#![allow(dead_code)]
+
+use crate::reference::{probe, Model};
+use proptest::prelude::*;
+use sluicegate::algorithm::Algorithm;
+use sluicegate::clock::ManualClock;
+use sluicegate::{Decision, Limiter, Quota};
+use std::time::Duration;
+
+/// One request: how long after the previous one it comes, and its cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub gap: u64,
+    pub cost: u32,
+}
+
+/// A small random quota: limits and bursts up to 15, periods from 1 µs to 10 s, biased toward
+/// the awkward ones (primes, emission intervals that are not whole nanoseconds).
+pub fn quota() -> impl Strategy<Value = Quota> {
+    let period = prop_oneof![
+        Just(1_000u64),
+        Just(1_000_000),
+        Just(7_000_003),
+        Just(1_000_000_000),
+        Just(60_000_000_000),
+        1_000u64..=10_000_000_000,
+    ];
+    (1u32..=12, period, 1u32..=15).prop_map(|(limit, period, burst)| {
+        Quota::new(limit, Duration::from_nanos(period))
+            .unwrap()
+            .with_burst(burst)
+    })
+}
+
+/// Gaps that land on and around the interesting instants: the same instant, whole emission
+/// intervals (rounded both ways, and one nanosecond either side), window edges, anything in
+/// two periods, and long idles.
+fn gap(quota: Quota) -> impl Strategy<Value = u64> {
+    let p = quota.period().as_nanos() as u64;
+    let l = u64::from(quota.limit());
+    let on_interval = (1u64..=4, 0u64..=1, -1i64..=1).prop_map(move |(k, round_up, nudge)| {
+        let t = (k * p + round_up * (l - 1)) / l;
+        t.saturating_add_signed(nudge)
+    });
+    prop_oneof![
+        3 => Just(0u64),
+        3 => on_interval,
+        3 => 0..=2 * p,
+        1 => prop_oneof![Just(p - 1), Just(p), Just(p + 1)],
+        1 => 0..=1_000 * p,
+    ]
+}
+
+/// A trace of up to `len` requests with costs up to `max_cost` (mostly 1, sometimes 0).
+pub fn trace(quota: Quota, max_cost: u32, len: usize) -> impl Strategy<Value = Vec<Step>> {
+    let cost = prop_oneof![6 => Just(1u32), 1 => Just(0u32), 3 => 0..=max_cost];
+    proptest::collection::vec(
+        (gap(quota), cost).prop_map(|(gap, cost)| Step { gap, cost }),
+        1..len,
+    )
+}
+
+/// A start time: window phases and idle histories start anywhere.
+pub fn start() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(0u64), 0u64..=1_000_000_000_000_000]
+}
+
+/// A limiter on a manual clock set to `start`.
+pub fn limiter<A: Algorithm>(quota: Quota, start: u64) -> (Limiter<A, ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    clock.set_nanos(start);
+    let limiter = Limiter::<A, ManualClock>::with_clock(quota, clock.clone())
+        .expect("the quota strategy only makes quotas every algorithm accepts");
+    (limiter, clock)
+}
+
+/// How far ahead a probe may need to look: a full refill plus two windows.
+pub fn horizon(quota: Quota) -> u64 {
+    let p = quota.period().as_nanos() as u64;
+    let refill = p * u64::from(quota.burst()) / u64::from(quota.limit());
+    2 * refill + 3 * p + 4
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos() as u64
+}
+
+/// The decision as plain numbers, to compare two decisions in one assertion.
+pub fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
+    (
+        d.is_allowed(),
+        d.remaining(),
+        d.retry_after(),
+        d.reset_after(),
+        d.wait(),
+    )
+}
+
+/// Runs `trace` through the limiter and the model and requires identical decisions and
+/// identical numbers: `remaining`, `retry_after`, `reset_after` and `wait` must equal what
+/// probing the model finds; `peek` must answer exactly as the check that follows it.
+pub fn assert_identical<A: Algorithm, M: Model>(
+    quota: Quota,
+    start: u64,
+    trace: &[Step],
+) -> Result<(), TestCaseError> {
+    let (limiter, clock) = limiter::<A>(quota, start);
+    let mut model = M::new(quota);
+    let horizon = horizon(quota);
+    let mut now = start;
+    for (i, step) in trace.iter().enumerate() {
+        now += step.gap;
+        clock.set_nanos(now);
+        let peeked = limiter.peek_n(step.cost).unwrap();
+        let decision = limiter.check_n(step.cost).unwrap();
+        prop_assert_eq!(
+            summary(&peeked),
+            summary(&decision),
+            "peek differs at step {}",
+            i
+        );
+        let expected = model.check(now, step.cost);
+        prop_assert_eq!(
+            decision.is_allowed(),
+            expected.is_some(),
+            "step {} at {} cost {}: {:?} vs model {:?}",
+            i,
+            now,
+            step.cost,
+            decision,
+            model
+        );
+        prop_assert_eq!(
+            nanos(decision.wait()),
+            expected.unwrap_or(0),
+            "wait, step {}",
+            i
+        );
+        prop_assert_eq!(
+            decision.remaining(),
+            probe::remaining(&model, now),
+            "remaining, step {}",
+            i
+        );
+        let fresh = probe::first_fresh(&model, now, horizon).expect("refills within the horizon");
+        prop_assert_eq!(
+            nanos(decision.reset_after()),
+            fresh - now,
+            "reset_after, step {}",
+            i
+        );
+        if decision.is_denied() {
+            let at = probe::first_admission(&model, now, step.cost, horizon)
+                .expect("admissible within the horizon");
+            prop_assert_eq!(
+                decision.retry_after(),
+                Some(Duration::from_nanos(at - now)),
+                "retry_after, step {}",
+                i
+            );
+        }
+    }
+    Ok(())
+}

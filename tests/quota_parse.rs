@@ -1,0 +1,128 @@
+//! Quota strings: every documented form, clear errors with columns, and a round trip.
+
+use proptest::prelude::*;
+use sluicegate::{Quota, QuotaError};
+use std::time::Duration;
+
+fn parse(s: &str) -> Result<Quota, QuotaError> {
+    s.parse()
+}
+
+fn quota(limit: u32, period: Duration) -> Quota {
+    Quota::new(limit, period).unwrap()
+}
+
+#[test]
+fn accepts_every_documented_form() {
+    let second = Duration::from_secs(1);
+    let cases = [
+        ("100/s", quota(100, second)),
+        ("100/second", quota(100, second)),
+        ("100 per second", quota(100, second)),
+        ("100/SECONDS", quota(100, second)),
+        ("  100 / Sec  ", quota(100, second)),
+        ("5/30s", quota(5, Duration::from_secs(30))),
+        ("5 per 30 seconds", quota(5, Duration::from_secs(30))),
+        ("10/500ms", quota(10, Duration::from_millis(500))),
+        ("1000/h", quota(1000, Duration::from_secs(3600))),
+        ("1000/hour", quota(1000, Duration::from_secs(3600))),
+        ("3/m", quota(3, Duration::from_secs(60))),
+        ("3/min", quota(3, Duration::from_secs(60))),
+        ("1/day", Quota::per_day(1)),
+        ("7/250us", quota(7, Duration::from_micros(250))),
+        ("7/250µs", quota(7, Duration::from_micros(250))),
+        ("9/10ns", quota(9, Duration::from_nanos(10))),
+        ("1_000/s", quota(1000, second)),
+        ("100/minute burst 20", Quota::per_minute(100).with_burst(20)),
+        (
+            "100/minute, burst=20",
+            Quota::per_minute(100).with_burst(20),
+        ),
+        (
+            "100/MINUTE BURST: 20",
+            Quota::per_minute(100).with_burst(20),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(parse(text), Ok(expected), "{text:?}");
+    }
+}
+
+/// The error's column and a fragment of its reason.
+fn error_at(text: &str) -> (usize, String) {
+    match parse(text) {
+        Err(QuotaError::Parse { column, reason, .. }) => (column, reason),
+        other => panic!("{text:?} should not parse, got {other:?}"),
+    }
+}
+
+#[test]
+fn errors_say_what_was_expected_and_where() {
+    let cases = [
+        ("", 1, "expected a limit"),
+        ("   ", 4, "expected a limit"),
+        ("abc/s", 1, "expected a limit"),
+        ("100", 4, "expected '/' or 'per' after the limit"),
+        ("100 s", 5, "expected '/' or 'per' after the limit"),
+        ("100/", 5, "expected a period unit after '/'"),
+        ("100 per", 8, "expected a period unit after 'per'"),
+        ("100/5", 6, "expected a period unit after '/'"),
+        ("100/fortnight", 5, "unknown period unit 'fortnight'"),
+        ("100/0s", 5, "the period count must be at least 1"),
+        ("100/s burst", 12, "expected a burst size after 'burst'"),
+        ("100/s bursts 3", 7, "unexpected 'bursts 3'"),
+        ("100/s extra", 7, "unexpected 'extra'"),
+        ("5000000000/s", 1, "the limit 5000000000 is too large"),
+        ("99999999999999999999999/s", 1, "number is too large"),
+    ];
+    for (text, column, reason) in cases {
+        let (found_column, found_reason) = error_at(text);
+        assert_eq!(found_column, column, "{text:?}: {found_reason}");
+        assert!(found_reason.contains(reason), "{text:?}: {found_reason}");
+    }
+    assert_eq!(
+        parse("100/").unwrap_err().to_string(),
+        "invalid quota \"100/\": expected a period unit after '/' at column 5"
+    );
+}
+
+#[test]
+fn zero_and_oversized_values_get_their_own_errors() {
+    assert_eq!(parse("0/s"), Err(QuotaError::ZeroLimit));
+    assert_eq!(parse("1/s burst 0"), Err(QuotaError::ZeroBurst));
+    assert!(matches!(
+        parse("1/3650d"),
+        Err(QuotaError::PeriodTooLong { .. })
+    ));
+    assert!(matches!(
+        parse("1/18446744073709551615d"),
+        Err(QuotaError::PeriodTooLong { .. })
+    ));
+}
+
+#[test]
+fn displays_in_the_form_it_parses() {
+    assert_eq!(Quota::per_minute(100).to_string(), "100/minute");
+    assert_eq!(
+        Quota::per_second(5).with_burst(9).to_string(),
+        "5/second burst 9"
+    );
+    assert_eq!(quota(5, Duration::from_secs(30)).to_string(), "5/30s");
+    assert_eq!(
+        quota(10, Duration::from_millis(500)).to_string(),
+        "10/500ms"
+    );
+    assert_eq!(quota(2, Duration::from_secs(5400)).to_string(), "2/90min");
+    assert_eq!(
+        quota(1, Duration::from_nanos(1_500)).to_string(),
+        "1/1500ns"
+    );
+}
+
+proptest! {
+    #[test]
+    fn display_round_trips(limit in 1u32.., period in 1u64..=(1 << 58), burst in 1u32..) {
+        let q = Quota::new(limit, Duration::from_nanos(period)).unwrap().with_burst(burst);
+        prop_assert_eq!(q.to_string().parse::<Quota>(), Ok(q));
+    }
+}
