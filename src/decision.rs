@@ -88,6 +88,14 @@ impl Decision {
         )
     }
 
+    /// A denial because a keyed table is full of live keys and cannot take a new one.
+    pub(crate) fn table_full(limit: u32) -> Decision {
+        Decision {
+            table_full: true,
+            ..Decision::eager(false, limit, Details::default())
+        }
+    }
+
     /// The raw words an algorithm stored.
     #[inline]
     pub(crate) fn words(&self) -> &[u64; 4] {

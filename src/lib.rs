@@ -51,14 +51,20 @@
 pub mod algorithm;
 mod cell;
 pub mod clock;
+mod composite;
 mod decision;
 mod error;
+mod keyed;
 mod limiter;
 mod log_ring;
 mod quota;
+mod reclaim;
 mod sync;
+mod table;
 
+pub use composite::{Composite, Keyed, Limit};
 pub use decision::Decision;
 pub use error::{CapacityError, QuotaError};
+pub use keyed::{KeyedBuilder, KeyedLimiter};
 pub use limiter::Limiter;
 pub use quota::Quota;

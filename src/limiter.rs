@@ -1,6 +1,6 @@
 //! [`Limiter`]: one rate limit, one state.
 
-use crate::algorithm::engine::Mode;
+use crate::algorithm::engine::{Mode, Swap};
 use crate::algorithm::{clamp_time, Algorithm, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
@@ -96,8 +96,31 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
 
     #[inline]
     fn decide(&self, cost: u32, mode: Mode) -> Decision {
+        self.reserve(cost, mode).0
+    }
+
+    /// Decides and, when it consumed, returns the swap to undo it (for composite checks).
+    #[inline]
+    pub(crate) fn reserve(&self, cost: u32, mode: Mode) -> (Decision, Option<Swap>) {
         let now = clamp_time(self.clock.now());
         A::check(&self.cell, &self.params, now, cost, mode)
+    }
+
+    /// Reverts a swap made by [`reserve`](Self::reserve) if nothing has written since.
+    pub(crate) fn undo(&self, swap: Swap) -> bool {
+        A::undo(&self.cell, swap)
+    }
+}
+
+#[cfg(loom)]
+impl<C: Clock> Limiter<crate::algorithm::Gcra, C> {
+    /// The loom suite's negative control: a check with a load-then-store race, which the
+    /// models must catch over-admitting. Exists only under `--cfg loom`.
+    #[doc(hidden)]
+    pub fn racy_check_for_loom(&self) -> Decision {
+        let now = clamp_time(self.clock.now());
+        self.cell
+            .apply_racy::<crate::algorithm::Gcra>(&self.params, now, 1)
     }
 }
 

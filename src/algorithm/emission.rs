@@ -24,7 +24,7 @@
 //! anything else is refused at construction.
 
 use super::scale::{gcd, Scale};
-use super::{saturate_u64, MAX_NANOS};
+use super::{saturate_u64, MAX_NANOS, MAX_STATE};
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
 use crate::quota::Quota;
@@ -58,7 +58,7 @@ impl EmissionParams {
         let fits = |scale: Scale, interval: u64| {
             let capacity = u128::from(burst) * u128::from(interval);
             let top = u128::from(scale.max_units()) + 2 * capacity;
-            (top < u128::from(u64::MAX)).then_some(EmissionParams {
+            (top <= u128::from(MAX_STATE)).then_some(EmissionParams {
                 scale,
                 interval,
                 capacity: capacity as u64,
@@ -127,6 +127,12 @@ pub(super) fn transition(
         Some(next),
         Decision::lazy(true, p.limit, cost, p.burst, words(next), explain),
     )
+}
+
+/// True when no backlog remains at `now`.
+#[inline]
+pub(super) fn is_fresh(tat: u64, now: u64, p: &EmissionParams) -> bool {
+    tat <= p.scale.floor(now)
 }
 
 /// The numbers behind a decision, rebuilt from its words: `[now ns, tat after (allowed) or as

@@ -5,6 +5,7 @@
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
+use crate::sync::AtomicU64;
 use std::fmt;
 
 /// Whether a check consumes or only looks.
@@ -16,13 +17,35 @@ pub enum Mode {
     Peek,
 }
 
+/// A keyed state that is no longer where the lookup found it (swept, or migrated to a larger
+/// array): look the key up again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stale;
+
+/// The word a consuming check replaced, and what it wrote: enough to undo that check exactly
+/// if nothing has written since (see [`Engine::undo`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Swap {
+    pub(crate) before: u64,
+    pub(crate) after: u64,
+}
+
+/// The outcome of trying to sweep one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// The state carries information (or is already gone); the key stays.
+    Kept,
+    /// The word is now a tombstone; `Some(word)` owns memory to free after a grace period.
+    Swept(Option<u64>),
+}
+
 /// What a limiter needs from an algorithm: its parameters, its concurrent state, a check.
 pub trait Engine: Send + Sync + Sized + 'static {
     /// The algorithm's name, for errors and `Debug`.
     const NAME: &'static str;
     /// The quota, preprocessed for the hot path.
     type Params: Copy + fmt::Debug + Send + Sync;
-    /// One limiter's (or one key's) concurrent state.
+    /// One direct limiter's concurrent state.
     type Cell: fmt::Debug + Send + Sync;
 
     /// Validates `quota` for this algorithm. `unix_offset` is the clock's
@@ -32,10 +55,47 @@ pub trait Engine: Send + Sync + Sized + 'static {
     fn capacity(params: &Self::Params) -> u32;
     /// A fresh state: a full bucket, an empty window, an empty log.
     fn new_cell(params: &Self::Params) -> Self::Cell;
-    /// Decides a request of `cost` at `now` (already clamped), consuming it unless peeking.
-    /// `cost` never exceeds `capacity`.
-    fn check(cell: &Self::Cell, params: &Self::Params, now: u64, cost: u32, mode: Mode)
-        -> Decision;
+    /// Decides a request of `cost` at `now` (already clamped), consuming it unless peeking;
+    /// `cost` never exceeds `capacity`. When it consumed, also returns the swap it made.
+    fn check(
+        cell: &Self::Cell,
+        params: &Self::Params,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+    ) -> (Decision, Option<Swap>);
+    /// Reverts `swap` if the cell still holds what it wrote; false (changing nothing) if
+    /// another check has written since.
+    fn undo(cell: &Self::Cell, swap: Swap) -> bool;
+
+    // Keyed tables keep one word per key (see `table::word`): a packed state plus `OFFSET`,
+    // or for the sliding log a pointer to the key's ring.
+
+    /// The word a new key starts with (allocating what it owns).
+    fn keyed_fresh(params: &Self::Params) -> u64;
+    /// The decision for a key that has no state yet, as if it were fresh; writes nothing.
+    fn keyed_fresh_decision(params: &Self::Params, now: u64, cost: u32) -> Decision;
+    /// Decides through a key's word, or reports that the word no longer holds its state.
+    fn keyed_check(
+        word: &AtomicU64,
+        params: &Self::Params,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+    ) -> Result<(Decision, Option<Swap>), Stale>;
+    /// [`undo`](Engine::undo) through a key's word.
+    fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool;
+    /// Replaces the word by a tombstone if the state is fresh at `now`, never losing a
+    /// concurrent update. Only one sweeper runs per key at a time.
+    fn keyed_sweep(word: &AtomicU64, params: &Self::Params, now: u64) -> Sweep;
+    /// Frees what a live word (or one returned by [`Sweep::Swept`]) owns.
+    ///
+    /// # Safety
+    /// The word must come from [`keyed_fresh`](Engine::keyed_fresh) and no thread may still
+    /// use it.
+    unsafe fn keyed_release(word: u64);
+    /// Heap bytes a live word owns beside its slot.
+    fn keyed_heap_bytes(params: &Self::Params) -> usize;
 }
 
 /// An algorithm whose whole state is one `u64`: a pure transition the CAS cell applies.
@@ -52,13 +112,17 @@ pub trait Packed: Send + Sync + Sized + 'static {
     /// The packed fresh state.
     fn fresh(params: &Self::Params) -> u64;
     /// The decision on `state` for `cost` at `now`, and the state to write if it is allowed
-    /// and changes anything. Pure.
+    /// and changes anything. Pure. Every state it returns is at most
+    /// [`MAX_STATE`](crate::algorithm::MAX_STATE).
     fn transition(
         state: u64,
         now: u64,
         cost: u32,
         params: &Self::Params,
     ) -> (Option<u64>, Decision);
+    /// True when `state` carries no information at `now`: it decides every future request
+    /// exactly as the fresh state would.
+    fn is_fresh(state: u64, now: u64, params: &Self::Params) -> bool;
 }
 
 /// Implements [`Engine`] for a [`Packed`] algorithm on a [`StateCell`](crate::cell::StateCell).
@@ -93,8 +157,72 @@ macro_rules! packed_engine {
                 now: u64,
                 cost: u32,
                 mode: $crate::algorithm::engine::Mode,
-            ) -> $crate::decision::Decision {
+            ) -> (
+                $crate::decision::Decision,
+                Option<$crate::algorithm::engine::Swap>,
+            ) {
                 cell.apply::<$algorithm>(params, now, cost, mode)
+            }
+
+            fn undo(cell: &Self::Cell, swap: $crate::algorithm::engine::Swap) -> bool {
+                cell.undo(swap)
+            }
+
+            fn keyed_fresh(params: &Self::Params) -> u64 {
+                <$algorithm as $crate::algorithm::engine::Packed>::fresh(params)
+                    + $crate::table::word::OFFSET
+            }
+
+            fn keyed_fresh_decision(
+                params: &Self::Params,
+                now: u64,
+                cost: u32,
+            ) -> $crate::decision::Decision {
+                let fresh = <$algorithm as $crate::algorithm::engine::Packed>::fresh(params);
+                <$algorithm as $crate::algorithm::engine::Packed>::transition(
+                    fresh, now, cost, params,
+                )
+                .1
+            }
+
+            #[inline]
+            fn keyed_check(
+                word: &$crate::sync::AtomicU64,
+                params: &Self::Params,
+                now: u64,
+                cost: u32,
+                mode: $crate::algorithm::engine::Mode,
+            ) -> Result<
+                (
+                    $crate::decision::Decision,
+                    Option<$crate::algorithm::engine::Swap>,
+                ),
+                $crate::algorithm::engine::Stale,
+            > {
+                $crate::cell::apply::<$algorithm, { $crate::table::word::OFFSET }>(
+                    word, params, now, cost, mode,
+                )
+            }
+
+            fn keyed_undo(
+                word: &$crate::sync::AtomicU64,
+                swap: $crate::algorithm::engine::Swap,
+            ) -> bool {
+                $crate::cell::undo(word, swap)
+            }
+
+            fn keyed_sweep(
+                word: &$crate::sync::AtomicU64,
+                params: &Self::Params,
+                now: u64,
+            ) -> $crate::algorithm::engine::Sweep {
+                $crate::cell::sweep::<$algorithm>(word, params, now)
+            }
+
+            unsafe fn keyed_release(_word: u64) {}
+
+            fn keyed_heap_bytes(_params: &Self::Params) -> usize {
+                0
             }
         }
     };

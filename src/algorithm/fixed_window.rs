@@ -56,11 +56,8 @@ impl Packed for FixedWindow {
     fn params(quota: &Quota, unix_offset: u64) -> Result<FixedWindowParams, QuotaError> {
         let windows = Windows::new(quota.period_nanos(), unix_offset);
         let bits = count_bits(quota.limit());
-        windows.check_index_bits(
-            64 - bits,
-            Self::NAME,
-            &format!("counts up to {}", quota.limit()),
-        )?;
+        let what = format!("counts up to {}", quota.limit());
+        windows.check_layout(bits, u64::from(quota.limit()), Self::NAME, &what)?;
         Ok(FixedWindowParams {
             windows,
             limit: quota.limit(),
@@ -97,6 +94,10 @@ impl Packed for FixedWindow {
         }
         let next = (index << p.bits) | count;
         (Some(next), decide(true, next))
+    }
+
+    fn is_fresh(state: u64, now: u64, p: &FixedWindowParams) -> bool {
+        current(state, p.bits, p.windows.locate(now).0).1 == 0
     }
 }
 

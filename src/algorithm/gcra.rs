@@ -65,6 +65,10 @@ impl Packed for Gcra {
     fn transition(tat: u64, now: u64, cost: u32, p: &EmissionParams) -> (Option<u64>, Decision) {
         emission::transition(tat, now, cost, p, explain)
     }
+
+    fn is_fresh(tat: u64, now: u64, p: &EmissionParams) -> bool {
+        emission::is_fresh(tat, now, p)
+    }
 }
 
 fn explain(d: &Decision) -> Details {

@@ -56,6 +56,10 @@ impl Packed for LeakyBucket {
     fn transition(next: u64, now: u64, cost: u32, p: &EmissionParams) -> (Option<u64>, Decision) {
         emission::transition(next, now, cost, p, explain)
     }
+
+    fn is_fresh(next: u64, now: u64, p: &EmissionParams) -> bool {
+        emission::is_fresh(next, now, p)
+    }
 }
 
 fn explain(d: &Decision) -> Details {

@@ -49,6 +49,10 @@ impl<A: engine::Engine> Algorithm for A {}
 /// over-admits or wraps).
 pub(crate) const MAX_NANOS: u64 = (1 << 62) - 1;
 
+/// The largest packed state any algorithm produces: the keyed table stores states above a few
+/// marker values, so every parameter check keeps states at or below this.
+pub(crate) const MAX_STATE: u64 = u64::MAX - crate::table::word::OFFSET;
+
 /// Clamps a clock reading into the represented range.
 #[inline]
 pub(crate) fn clamp_time(now: u64) -> u64 {

@@ -16,11 +16,13 @@
 //! Ranges: `limit` up to [`SlidingLog::MAX_LIMIT`] (a 128 MiB ring); exact for every period.
 
 use super::divide::Divisor;
-use super::engine::{Engine, Mode};
+use super::engine::{Engine, Mode, Stale, Swap, Sweep};
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
 use crate::log_ring::LogRing;
 use crate::quota::Quota;
+use crate::sync::{AtomicU64, Ordering};
+use crate::table::word;
 
 /// The exact sliding log: remembers the time of every admitted request of the last `period`.
 ///
@@ -94,8 +96,73 @@ impl Engine for SlidingLog {
         now: u64,
         cost: u32,
         mode: Mode,
-    ) -> Decision {
-        cell.check(params, now, cost, mode)
+    ) -> (Decision, Option<Swap>) {
+        match cell.check(params, now, cost, mode) {
+            Ok(outcome) => outcome,
+            Err(Stale) => unreachable!("a direct limiter's ring is never retired"),
+        }
+    }
+
+    fn undo(cell: &LogRing, swap: Swap) -> bool {
+        cell.undo(swap)
+    }
+
+    fn keyed_fresh(params: &SlidingLogParams) -> u64 {
+        Box::into_raw(Box::new(LogRing::new(params.limit))) as u64
+    }
+
+    fn keyed_fresh_decision(params: &SlidingLogParams, now: u64, cost: u32) -> Decision {
+        let empty = Snapshot {
+            seq: 0,
+            timestamp: |_| unreachable!("an empty log has no entries to read"),
+        };
+        decide(&empty, params, now, cost).2
+    }
+
+    #[inline]
+    fn keyed_check(
+        word: &AtomicU64,
+        params: &SlidingLogParams,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+    ) -> Result<(Decision, Option<Swap>), Stale> {
+        let ring = word.load(Ordering::Acquire);
+        if !word::is_live(ring) {
+            return Err(Stale);
+        }
+        // SAFETY: a live word points to a ring that is freed only after a grace period
+        // following its sweep, and the table pins the caller for the whole check.
+        unsafe { &*(ring as *const LogRing) }.check(params, now, cost, mode)
+    }
+
+    fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool {
+        let ring = word.load(Ordering::Acquire);
+        // SAFETY: as in `keyed_check`; the caller is still pinned from its check.
+        word::is_live(ring) && unsafe { &*(ring as *const LogRing) }.undo(swap)
+    }
+
+    fn keyed_sweep(word: &AtomicU64, params: &SlidingLogParams, now: u64) -> Sweep {
+        let ring = word.load(Ordering::Acquire);
+        if !word::is_live(ring) {
+            return Sweep::Kept;
+        }
+        // SAFETY: as in `keyed_check`; the sweeper holds the shard lock and is pinned.
+        if !unsafe { &*(ring as *const LogRing) }.try_retire(params, now) {
+            return Sweep::Kept;
+        }
+        // Only sweeps and migrations (both under the shard lock) change a log's word.
+        word.store(word::TOMBSTONE, Ordering::Release);
+        Sweep::Swept(Some(ring))
+    }
+
+    unsafe fn keyed_release(word: u64) {
+        // SAFETY: the caller guarantees `word` came from `keyed_fresh` and is unused.
+        drop(unsafe { Box::from_raw(word as *mut LogRing) });
+    }
+
+    fn keyed_heap_bytes(params: &SlidingLogParams) -> usize {
+        std::mem::size_of::<LogRing>() + params.limit as usize * std::mem::size_of::<u64>()
     }
 }
 
@@ -125,7 +192,9 @@ pub(crate) fn decide<F: Fn(u64) -> u64>(
 
     let after = if allowed { seq + u64::from(cost) } else { seq };
     let window_start = after.saturating_sub(limit);
-    let hint = blocking.filter(|_| !allowed).unwrap_or(window_start);
+    // A denial knows its blocking entry is live; an admission knows everything before the
+    // window has expired, which `window_start` already says.
+    let hint = blocking.filter(|_| !allowed).unwrap_or(u64::MAX);
     let first_live = first_live(window_start, seq, hint, live);
     let remaining = limit - (after - first_live.min(after));
     let newest_after = if allowed && cost > 0 {
@@ -143,37 +212,34 @@ pub(crate) fn decide<F: Fn(u64) -> u64>(
 }
 
 /// The first index in `[lo, hi)` whose entry is live, or `hi`; entries are ordered (expired
-/// ones first). Gallops from `hint` so the cost grows with the distance to the answer, not
+/// ones first). Probes `hint`, then gallops from both ends at once, so the cost grows with the
+/// distance from the answer to the nearer end (few live entries, or few expired ones), not
 /// with the size of the log.
 fn first_live(lo: u64, hi: u64, hint: u64, live: impl Fn(u64) -> bool) -> u64 {
     // Invariant: every index below `a` is expired; `b` is live or `hi`.
     let (mut a, mut b) = (lo, hi);
-    if (lo..hi).contains(&hint) && live(hint) {
-        b = hint;
-        let mut step = 1;
-        while b >= lo + step {
-            let probe = b - step;
-            if !live(probe) {
-                a = probe + 1;
-                break;
-            }
-            b = probe;
-            step *= 2;
-        }
-    } else {
-        if (lo..hi).contains(&hint) {
+    if (a..b).contains(&hint) {
+        if live(hint) {
+            b = hint;
+        } else {
             a = hint + 1;
         }
-        let mut step = 1;
-        while a + step <= hi {
-            let probe = a + step - 1;
-            if live(probe) {
-                b = probe;
-                break;
-            }
-            a = probe + 1;
-            step *= 2;
+    }
+    let mut step = 1;
+    while b - a > 2 * step {
+        let low = a + step - 1;
+        if live(low) {
+            b = low;
+            break;
         }
+        a = low + 1;
+        let high = b - step;
+        if !live(high) {
+            a = high + 1;
+            break;
+        }
+        b = high;
+        step *= 2;
     }
     while a < b {
         let mid = a + (b - a) / 2;

@@ -119,7 +119,8 @@ impl Packed for SlidingWindow {
         let windows = Windows::new(quota.period_nanos(), unix_offset);
         let bits = count_bits(quota.limit());
         let what = format!("two counts up to {}", quota.limit());
-        windows.check_index_bits(64 - 2 * bits, Self::NAME, &what)?;
+        let limit = u64::from(quota.limit());
+        windows.check_layout(2 * bits, (limit << bits) | limit, Self::NAME, &what)?;
         Ok(SlidingWindowParams {
             windows,
             limit: quota.limit(),
@@ -156,6 +157,11 @@ impl Packed for SlidingWindow {
         let bits = p.bits;
         let next = (view.index << (2 * bits)) | (view.prev << bits) | (view.curr + u64::from(cost));
         (Some(next), decide(true, next))
+    }
+
+    fn is_fresh(state: u64, now: u64, p: &SlidingWindowParams) -> bool {
+        let view = View::of(state, p.bits, &p.windows, now);
+        view.prev == 0 && view.curr == 0
     }
 }
 

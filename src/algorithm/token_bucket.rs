@@ -26,8 +26,8 @@
 //! makes the same decisions at 1 ns resolution for any quota.
 
 use super::engine::{packed_engine, Packed};
-use super::saturate_u64;
 use super::scale::Scale;
+use super::{saturate_u64, MAX_STATE};
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
 use crate::quota::Quota;
@@ -78,11 +78,13 @@ impl TokenBucketParams {
                 let width = burst_bits + k;
                 let scale = Scale::new(u64::from(limit).checked_mul(1 << k)?, period)?;
                 // The timestamp is at most the ceiling of the last representable instant.
-                (scale.max_units() < 1 << (64 - width)).then_some(TokenBucketParams {
+                let full = u64::from(burst) << k;
+                let top = (u128::from(scale.max_units()) << width) + u128::from(full);
+                (top <= u128::from(MAX_STATE)).then_some(TokenBucketParams {
                     scale,
                     k,
                     width,
-                    full: u64::from(burst) << k,
+                    full,
                     limit,
                     burst,
                     period,
@@ -164,6 +166,11 @@ impl Packed for TokenBucket {
             p.pack(fv.max(stamp), available - need)
         };
         (Some(next), decide(true, next))
+    }
+
+    fn is_fresh(state: u64, now: u64, p: &TokenBucketParams) -> bool {
+        let (stamp, tokens) = p.unpack(state);
+        p.available(stamp, tokens, p.scale.floor(now)) == p.full
     }
 }
 

@@ -7,7 +7,7 @@
 //! the clock's epoch: index `i` covers clock time `[i*period - phase, (i+1)*period - phase)`.
 
 use super::divide::Divisor;
-use super::MAX_NANOS;
+use super::{MAX_NANOS, MAX_STATE};
 use crate::error::QuotaError;
 
 /// Locates clock readings in their window.
@@ -44,21 +44,25 @@ impl Windows {
         self.locate(MAX_NANOS).0
     }
 
-    /// Refuses layouts whose index field of `bits` bits cannot hold every index.
-    pub(crate) fn check_index_bits(
+    /// Refuses layouts whose largest state, the largest index shifted above `counts_bits` of
+    /// counts that reach `counts_max`, exceeds [`MAX_STATE`].
+    pub(crate) fn check_layout(
         &self,
-        bits: u32,
+        counts_bits: u32,
+        counts_max: u64,
         algorithm: &'static str,
         what: &str,
     ) -> Result<(), QuotaError> {
-        if bits >= 64 || self.max_index() < 1 << bits {
+        let top = (u128::from(self.max_index()) << counts_bits) + u128::from(counts_max);
+        if top <= u128::from(MAX_STATE) {
             return Ok(());
         }
         Err(QuotaError::Unsupported {
             algorithm,
             reason: format!(
-                "{what} leave {bits} bits for the window index, too few for {} windows of {} ns \
+                "{what} leave {} bits for the window index, too few for {} windows of {} ns \
                  in the 146-year time range",
+                64 - counts_bits,
                 self.max_index(),
                 self.period()
             ),

@@ -1,0 +1,322 @@
+//! [`Composite`]: one request checked against several limits at once (a per-user limit and a
+//! global one, or `10/s` and `1000/h` for the same key).
+//!
+//! The request is allowed only if every limit allows it, and then every limit consumes; if
+//! any denies, none keeps anything. Limits are consumed in order, each by its usual CAS,
+//! remembering the word it replaced; on a denial, the earlier ones are undone by a CAS from
+//! what they wrote back to what they replaced. That undo is exact whenever nothing else wrote
+//! to that limit in the few nanoseconds between (the common case, and always when the limits
+//! are uncontended). If another request was admitted on an earlier limit in between, the
+//! undo cannot be exact (that request was judged with these units consumed, and arithmetic
+//! refunds are not exact for GCRA or a token bucket), so those units stay consumed: a
+//! composite may, under that race, err toward denying, never toward admitting.
+
+use crate::algorithm::engine::{Mode, Swap};
+use crate::algorithm::Algorithm;
+use crate::clock::Clock;
+use crate::decision::{Decision, Details};
+use crate::error::CapacityError;
+use crate::keyed::KeyedLimiter;
+use crate::limiter::Limiter;
+use crate::reclaim::Guard;
+use crate::sync::AtomicU64;
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+/// A limit that can take part in a [`Composite`]: a [`Limiter`], or a [`KeyedLimiter`] with
+/// a key ([`KeyedLimiter::key`]). Sealed.
+pub trait Limit: member::Member {}
+
+impl<T: member::Member> Limit for T {}
+
+mod member {
+    use super::*;
+
+    /// What a composite needs from each of its limits.
+    pub trait Member {
+        /// The largest cost this limit can admit.
+        fn max_cost(&self) -> u32;
+        /// Decides (consuming unless peeking), keeping what it needs to undo.
+        fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_>;
+        /// Undoes a reservation's consumption if nothing wrote since; false otherwise.
+        fn undo(&self, reservation: &Reservation<'_>) -> bool;
+        /// Counts the composite's final outcome, for limiters that count.
+        fn count(&self, reservation: &Reservation<'_>, allowed: bool);
+    }
+
+    /// One limit's decision within a composite, with what undoing it takes.
+    #[derive(Debug)]
+    pub struct Reservation<'a> {
+        pub(crate) decision: Decision,
+        pub(crate) swap: Option<Swap>,
+        /// A keyed limit's word; valid while `guard` pins.
+        pub(crate) word: Option<&'a AtomicU64>,
+        pub(crate) guard: Option<Guard<'a>>,
+    }
+}
+
+use member::{Member, Reservation};
+
+impl<A: Algorithm, C: Clock> Member for Limiter<A, C> {
+    fn max_cost(&self) -> u32 {
+        self.capacity()
+    }
+
+    fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_> {
+        let (decision, swap) = Limiter::reserve(self, cost, mode);
+        Reservation {
+            decision,
+            swap,
+            word: None,
+            guard: None,
+        }
+    }
+
+    fn undo(&self, reservation: &Reservation<'_>) -> bool {
+        reservation
+            .swap
+            .is_none_or(|swap| Limiter::undo(self, swap))
+    }
+
+    fn count(&self, _reservation: &Reservation<'_>, _allowed: bool) {}
+}
+
+/// A [`KeyedLimiter`] paired with a key, as one limit of a [`Composite`].
+pub struct Keyed<'a, K, Q: ?Sized, A: Algorithm, C: Clock, S> {
+    limiter: &'a KeyedLimiter<K, A, C, S>,
+    key: &'a Q,
+}
+
+impl<K, A, C, S> KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    /// This limiter's limit for `key`, to check within a [`Composite`].
+    pub fn key<'a, Q>(&'a self, key: &'a Q) -> Keyed<'a, K, Q, A, C, S>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        Keyed { limiter: self, key }
+    }
+}
+
+impl<K, Q, A, C, S> Member for Keyed<'_, K, Q, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + Borrow<Q>,
+    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    fn max_cost(&self) -> u32 {
+        self.limiter.max_cost()
+    }
+
+    fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_> {
+        let (table, now) = self.limiter.table_and_now();
+        let guard = table.pin();
+        let (decision, held) = table.reserve(self.key, now, cost, mode, &guard);
+        // SAFETY of the lifetime: the word stays valid while `guard` pins, and the guard is
+        // kept in the same reservation.
+        let (word, swap) = match held {
+            Some((word, swap)) => (Some(unsafe { &*(word as *const AtomicU64) }), Some(swap)),
+            None => (None, None),
+        };
+        Reservation {
+            decision,
+            swap,
+            word,
+            guard: Some(guard),
+        }
+    }
+
+    fn undo(&self, reservation: &Reservation<'_>) -> bool {
+        match (reservation.word, reservation.swap) {
+            (Some(word), Some(swap)) => self.limiter.table_and_now().0.undo(word, swap),
+            _ => true,
+        }
+    }
+
+    fn count(&self, reservation: &Reservation<'_>, allowed: bool) {
+        if let Some(guard) = &reservation.guard {
+            guard.count(allowed);
+        }
+    }
+}
+
+/// Checks one request against several limits: allowed only if all allow, and then all
+/// consume; if any denies, none consumes (see the [module docs](self) for the one race in
+/// which units stay consumed).
+///
+/// The decision reports the tightest `remaining` (and that limit's `limit`), the longest
+/// `retry_after` (when every limit admits the request again) and `reset_after`, and the
+/// longest `wait`.
+///
+/// ```
+/// use sluicegate::{Composite, KeyedLimiter, Limiter, Quota};
+///
+/// let global = Limiter::<sluicegate::algorithm::Gcra>::new(Quota::per_second(3))?;
+/// let per_user = KeyedLimiter::<u64>::new(Quota::per_second(2))?;
+///
+/// let check = |user: u64| Composite::new(&[&global, &per_user.key(&user)]).check();
+/// assert!(check(1).is_allowed());
+/// assert!(check(1).is_allowed());
+/// assert!(check(1).is_denied()); // user 1's limit
+/// assert_eq!(check(2).remaining(), 0); // allowed: the global limit has 0 left
+/// let denied = check(3); // the global limit denies, so user 3 keeps its quota
+/// assert!(denied.is_denied());
+/// assert_eq!(per_user.peek(&3).remaining(), 1);
+/// # Ok::<(), sluicegate::QuotaError>(())
+/// ```
+pub struct Composite<'a> {
+    limits: &'a [&'a dyn Limit],
+}
+
+impl<'a> Composite<'a> {
+    /// The conjunction of `limits`, checked in this order.
+    pub fn new(limits: &'a [&'a dyn Limit]) -> Composite<'a> {
+        Composite { limits }
+    }
+
+    /// Decides one request.
+    pub fn check(&self) -> Decision {
+        self.run(1, Mode::Consume)
+    }
+
+    /// Decides a request of cost `n`; fails if `n` exceeds the smallest capacity among the
+    /// limits.
+    pub fn check_n(&self, n: u32) -> Result<Decision, CapacityError> {
+        self.capacity_allows(n)?;
+        Ok(self.run(n, Mode::Consume))
+    }
+
+    /// The decision [`check`](Self::check) would return now, consuming nothing.
+    pub fn peek(&self) -> Decision {
+        self.run(1, Mode::Peek)
+    }
+
+    /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
+    pub fn peek_n(&self, n: u32) -> Result<Decision, CapacityError> {
+        self.capacity_allows(n)?;
+        Ok(self.run(n, Mode::Peek))
+    }
+
+    /// The smallest capacity among the limits.
+    pub fn max_cost(&self) -> u32 {
+        self.limits
+            .iter()
+            .map(|l| l.max_cost())
+            .min()
+            .unwrap_or(u32::MAX)
+    }
+
+    fn capacity_allows(&self, n: u32) -> Result<(), CapacityError> {
+        let capacity = self.max_cost();
+        if n > capacity {
+            return Err(CapacityError::new(n, capacity));
+        }
+        Ok(())
+    }
+
+    fn run(&self, cost: u32, mode: Mode) -> Decision {
+        let mut summary = Summary::default();
+        if reserve_from(self.limits, cost, mode, &mut summary) {
+            return summary.decision(true);
+        }
+        // Denied, and every consumption undone: report where each limit stands now.
+        let mut summary = Summary::default();
+        for limit in self.limits {
+            let now = limit.reserve(0, Mode::Peek).decision;
+            let with_cost = limit.reserve(cost, Mode::Peek).decision;
+            summary.add_remaining(&now);
+            summary.add_times(&with_cost);
+        }
+        summary.decision(false)
+    }
+}
+
+/// Reserves `limits[0]` and then, recursively, the rest, keeping each reservation on the
+/// stack until the outcome is known; undoes this one if a later limit denies.
+fn reserve_from(limits: &[&dyn Limit], cost: u32, mode: Mode, summary: &mut Summary) -> bool {
+    let Some((first, rest)) = limits.split_first() else {
+        return true;
+    };
+    let reservation = first.reserve(cost, mode);
+    summary.add_remaining(&reservation.decision);
+    summary.add_times(&reservation.decision);
+    let allowed = reservation.decision.is_allowed() && reserve_from(rest, cost, mode, summary);
+    if !allowed && reservation.decision.is_allowed() {
+        first.undo(&reservation);
+    }
+    if mode == Mode::Consume {
+        first.count(&reservation, allowed);
+    }
+    allowed
+}
+
+/// The tightest remaining and the longest times among the limits' decisions.
+#[derive(Default)]
+struct Summary {
+    remaining: Option<(u32, u32)>,
+    retry_after: u64,
+    reset_after: u64,
+    wait: u64,
+    table_full: bool,
+}
+
+impl Summary {
+    fn add_remaining(&mut self, d: &Decision) {
+        let tighter = self.remaining.is_none_or(|(r, _)| d.remaining() < r);
+        if tighter {
+            self.remaining = Some((d.remaining(), d.limit()));
+        }
+    }
+
+    fn add_times(&mut self, d: &Decision) {
+        let nanos = |t: std::time::Duration| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        if let Some(retry) = d.retry_after() {
+            self.retry_after = self.retry_after.max(nanos(retry));
+        }
+        self.table_full |= d.is_table_full();
+        self.reset_after = self.reset_after.max(nanos(d.reset_after()));
+        self.wait = self.wait.max(nanos(d.wait()));
+    }
+
+    fn decision(&self, allowed: bool) -> Decision {
+        let (remaining, limit) = self.remaining.unwrap_or((u32::MAX, u32::MAX));
+        if !allowed && self.table_full {
+            return Decision::table_full(limit);
+        }
+        Decision::eager(
+            allowed,
+            limit,
+            Details {
+                remaining,
+                retry_after: self.retry_after,
+                reset_after: self.reset_after,
+                wait: self.wait,
+            },
+        )
+    }
+}
+
+impl fmt::Debug for Composite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Composite")
+            .field("limits", &self.limits.len())
+            .finish()
+    }
+}
+
+impl<K, Q: ?Sized, A: Algorithm, C: Clock, S> fmt::Debug for Keyed<'_, K, Q, A, C, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Keyed")
+            .field("algorithm", &A::NAME)
+            .finish_non_exhaustive()
+    }
+}

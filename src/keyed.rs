@@ -1,0 +1,284 @@
+//! [`KeyedLimiter`]: one rate limit per key (user, IP, API token), for millions of keys.
+
+mod builder;
+
+pub use builder::KeyedBuilder;
+
+use crate::algorithm::engine::Mode;
+use crate::algorithm::{clamp_time, Algorithm, Gcra};
+use crate::clock::{Clock, TscClock};
+use crate::decision::Decision;
+use crate::error::{CapacityError, QuotaError};
+use crate::quota::Quota;
+use crate::table::{Layout, Table};
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+/// A rate limiter with a state per key: every key gets the same quota, independently.
+///
+/// The check of a key already present is lock-free and writes nothing shared but that key's
+/// own state word (no reader lock, no shared counter). A key seen for the first time takes
+/// its shard's insert lock, which readers never wait on. Keys are compared exactly, so two
+/// keys never share a state; a `KeyedLimiter<String>` is checked with a `&str`, and a hit
+/// allocates nothing.
+///
+/// Memory stays bounded: a key whose state is back to fresh (a full bucket, an expired
+/// window) carries no information, and the table drops such keys by itself when a shard
+/// fills up, or when you call [`sweep`](Self::sweep), without ever losing a concurrent
+/// update. [`builder`](Self::builder) also sets a hard bound, [`max_keys`](KeyedBuilder::max_keys).
+///
+/// ```
+/// use sluicegate::{KeyedLimiter, Quota};
+///
+/// let per_user = KeyedLimiter::<u64>::new(Quota::per_second(2))?;
+/// assert!(per_user.check(&7).is_allowed());
+/// assert!(per_user.check(&7).is_allowed());
+/// assert!(per_user.check(&7).is_denied());
+/// assert!(per_user.check(&8).is_allowed()); // another key, its own quota
+///
+/// let by_name = KeyedLimiter::<String>::new(Quota::per_minute(100))?;
+/// assert_eq!(by_name.check("alice").remaining(), 99);
+/// # Ok::<(), sluicegate::QuotaError>(())
+/// ```
+pub struct KeyedLimiter<K, A: Algorithm = Gcra, C: Clock = TscClock, S = ahash::RandomState> {
+    table: Table<K, A, S>,
+    capacity: u32,
+    quota: Quota,
+    clock: C,
+}
+
+/// # Building a keyed limiter
+impl<K, A, C, S> KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    /// A limiter for `quota` on the clock's and hasher's default instances ([`TscClock`] and
+    /// a randomly seeded `ahash` unless `C` and `S` say otherwise).
+    pub fn new(quota: Quota) -> Result<Self, QuotaError>
+    where
+        C: Default,
+        S: Default,
+    {
+        Self::builder(quota).build()
+    }
+
+    /// A limiter for `quota` reading time from `clock`.
+    pub fn with_clock(quota: Quota, clock: C) -> Result<Self, QuotaError>
+    where
+        S: Default,
+    {
+        KeyedBuilder::with_clock(quota, clock, S::default()).build()
+    }
+
+    /// A builder to choose the clock, hasher, shard count, initial capacity and `max_keys`.
+    ///
+    /// ```
+    /// use sluicegate::{KeyedLimiter, Quota, algorithm::SlidingWindow, clock::ManualClock};
+    ///
+    /// let limiter = KeyedLimiter::<u64, SlidingWindow>::builder(Quota::per_minute(60))
+    ///     .clock(ManualClock::new())
+    ///     .shards(16)
+    ///     .initial_capacity(10_000)
+    ///     .max_keys(1_000_000)
+    ///     .build()?;
+    /// assert_eq!(limiter.shards(), 16);
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn builder(quota: Quota) -> KeyedBuilder<K, A, C, S>
+    where
+        C: Default,
+        S: Default,
+    {
+        KeyedBuilder::new(quota, S::default())
+    }
+
+    pub(crate) fn from_parts(
+        quota: Quota,
+        clock: C,
+        hasher: S,
+        layout: Layout,
+    ) -> Result<Self, QuotaError> {
+        let params = A::params(&quota, clock.unix_offset())?;
+        Ok(KeyedLimiter {
+            capacity: A::capacity(&params),
+            table: Table::new(params, quota.limit(), hasher, layout),
+            quota,
+            clock,
+        })
+    }
+}
+
+/// # Checking requests
+impl<K, A, C, S> KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    /// Decides one request for `key`, consuming one unit when it is allowed.
+    ///
+    /// A key seen for the first time starts fresh. If the limiter was built with
+    /// [`max_keys`](KeyedBuilder::max_keys) and the key's shard is full of keys that still
+    /// carry state, the request is denied with [`Decision::is_table_full`].
+    #[inline]
+    pub fn check<Q>(&self, key: &Q) -> Decision
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.decide(key, 1, Mode::Consume)
+    }
+
+    /// Decides a request of cost `n` for `key`; see [`Limiter::check_n`](crate::Limiter::check_n).
+    #[inline]
+    pub fn check_n<Q>(&self, key: &Q, n: u32) -> Result<Decision, CapacityError>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if n > self.capacity {
+            return Err(CapacityError::new(n, self.capacity));
+        }
+        Ok(self.decide(key, n, Mode::Consume))
+    }
+
+    /// The decision [`check`](Self::check) would return now, consuming nothing (and not
+    /// storing a key it has not seen).
+    #[inline]
+    pub fn peek<Q>(&self, key: &Q) -> Decision
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.decide(key, 1, Mode::Peek)
+    }
+
+    /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
+    #[inline]
+    pub fn peek_n<Q>(&self, key: &Q, n: u32) -> Result<Decision, CapacityError>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if n > self.capacity {
+            return Err(CapacityError::new(n, self.capacity));
+        }
+        Ok(self.decide(key, n, Mode::Peek))
+    }
+
+    /// The table and the current (clamped) time, for composite checks.
+    #[inline]
+    pub(crate) fn table_and_now(&self) -> (&Table<K, A, S>, u64) {
+        (&self.table, clamp_time(self.clock.now()))
+    }
+
+    #[inline]
+    fn decide<Q>(&self, key: &Q, cost: u32, mode: Mode) -> Decision
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let now = clamp_time(self.clock.now());
+        self.table.check(key, now, cost, mode)
+    }
+
+    /// Drops every key whose state is back to fresh (it would decide exactly as a new key)
+    /// and frees the memory that releases; returns how many keys were removed.
+    ///
+    /// Lossless: a check racing with the sweep either lands before the key is removed (which
+    /// keeps it) or re-creates it, never losing an admission. The table also sweeps each shard
+    /// by itself before growing it, so calling this is optional.
+    pub fn sweep(&self) -> usize {
+        self.table.sweep(clamp_time(self.clock.now()))
+    }
+}
+
+/// # Inspecting
+impl<K, A, C, S> KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    /// Keys currently held.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Slots currently allocated for keys (held keys, swept ones awaiting compaction, and
+    /// room to grow).
+    pub fn capacity(&self) -> usize {
+        self.table.capacity()
+    }
+
+    /// Bytes the limiter holds: its arrays, the sliding logs' rings, memory awaiting
+    /// reclamation, and per-thread records. Heap memory owned by the keys themselves (a
+    /// `String`'s buffer) is not counted.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.table.memory_bytes()
+    }
+
+    /// Checks allowed so far (peeks not counted). Counted per thread, summed here.
+    pub fn allowed(&self) -> u64 {
+        self.table.counts().0
+    }
+
+    /// Checks denied so far (peeks not counted). Counted per thread, summed here.
+    pub fn denied(&self) -> u64 {
+        self.table.counts().1
+    }
+
+    /// The largest cost one check can be allowed.
+    pub fn max_cost(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Shards in the table.
+    pub fn shards(&self) -> usize {
+        self.table.shards()
+    }
+
+    /// The quota every key gets.
+    pub fn quota(&self) -> Quota {
+        self.quota
+    }
+
+    /// The clock this limiter reads.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The hasher keys are hashed with.
+    pub fn hasher(&self) -> &S {
+        self.table.hasher()
+    }
+}
+
+impl<K, A, C, S> fmt::Debug for KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedLimiter")
+            .field("algorithm", &A::NAME)
+            .field("quota", &self.quota)
+            .field("clock", &self.clock)
+            .field("keys", &self.len())
+            .field("shards", &self.shards())
+            .finish()
+    }
+}

@@ -1,0 +1,370 @@
+//! [`Shard`]: one lock-free-to-read slice of the keyed table.
+//!
+//! Readers find a key with no lock and no shared write (see [`Array::find`]). Everything that
+//! changes which slots exist (inserting a key, sweeping idle ones, replacing the array)
+//! happens under the shard's mutex, which readers never touch:
+//! - **insert** puts a new key in an empty slot of the current array;
+//! - **maintenance**, when the array would pass 85% full (tombstones included): sweep the
+//!   shard, then, if that did not free enough, migrate to a new array sized for 68% load
+//!   (growing by ~1.25x, or shrinking/compacting after sweeps);
+//! - **migration** publishes the new array as the old one's successor, then moves each live
+//!   slot: copy key and word into the new array, then CAS the old word to `MOVED` (recopying
+//!   the word if a check changed it in between). A check that meets `MOVED` follows the
+//!   successor and finds the word already there, so no update is lost and no reader waits.
+//!   The old array is retired to the epoch domain and freed after a grace period.
+
+use super::array::{Array, Lookup, Slot};
+use super::word::{self, MOVED};
+use crate::algorithm::engine::{Engine, Sweep};
+use crate::reclaim::{Domain, Guard};
+use crate::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+use std::marker::PhantomData;
+
+/// Arrays start at least this large (tiny under loom, so that models reach a migration).
+pub(super) const MIN_CAPACITY: usize = if cfg!(loom) { 2 } else { 8 };
+/// Percent of slots (live plus tombstones) above which an insert triggers maintenance.
+const MAX_LOAD: usize = 85;
+/// Percent of slots live after a migration.
+const TARGET_LOAD: usize = 68;
+
+/// The slots needed to hold `live` keys at the target load.
+pub(super) fn capacity_for(live: usize) -> usize {
+    (live * 100).div_ceil(TARGET_LOAD).max(MIN_CAPACITY)
+}
+
+fn fits(used: usize, capacity: usize) -> bool {
+    used * 100 <= capacity * MAX_LOAD
+}
+
+/// What a shard needs from its table for maintenance.
+pub(super) struct Context<'a, A: Engine, S> {
+    pub(super) params: &'a A::Params,
+    pub(super) hasher: &'a S,
+    pub(super) domain: &'a Domain,
+    /// Bits of the hash that chose the shard (shifted out before probing).
+    pub(super) shard_bits: u32,
+    /// Most live keys this shard may hold.
+    pub(super) max_live: usize,
+}
+
+impl<A: Engine, S: BuildHasher> Context<'_, A, S> {
+    /// The bits of `key`'s hash that place it within a shard.
+    pub(super) fn local_hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        self.hasher.hash_one(key) << self.shard_bits
+    }
+}
+
+/// Memory whose last reader may still be pinned.
+enum Retired<K> {
+    Array(Box<Array<K>>),
+    /// A live word's payload (a sliding log's ring).
+    Word(u64),
+}
+
+/// The lock-protected bookkeeping.
+struct Inner<K> {
+    live: usize,
+    tombstones: usize,
+    /// Retired memory with the epoch tag after which it may be freed.
+    garbage: Vec<(u64, Retired<K>)>,
+    /// Under loom, reclaimed memory is kept (marked freed) until the shard drops.
+    #[cfg(loom)]
+    graveyard: Vec<Retired<K>>,
+}
+
+/// One shard: its current array and the lock serializing changes to it.
+pub(super) struct Shard<K, A: Engine> {
+    array: AtomicPtr<Array<K>>,
+    inner: Mutex<Inner<K>>,
+    /// `inner.live`, readable without the lock.
+    len: AtomicUsize,
+    algorithm: PhantomData<A>,
+}
+
+impl<K, A: Engine> Shard<K, A> {
+    pub(super) fn new(capacity: usize) -> Self {
+        Shard {
+            array: AtomicPtr::new(Box::into_raw(Box::new(Array::new(capacity)))),
+            inner: Mutex::new(Inner {
+                live: 0,
+                tombstones: 0,
+                garbage: Vec::new(),
+                #[cfg(loom)]
+                graveyard: Vec::new(),
+            }),
+            len: AtomicUsize::new(0),
+            algorithm: PhantomData,
+        }
+    }
+
+    /// The current array, valid while `_guard` pins this thread.
+    #[inline]
+    pub(super) fn current<'g>(&self, _guard: &'g Guard<'_>) -> &'g Array<K> {
+        // SAFETY: arrays are retired to the domain the guard pins before being freed.
+        unsafe { &*self.array.load(Ordering::Acquire) }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Inserts `key` as a fresh state unless another thread just did, and returns its slot;
+    /// `None` when the shard holds `max_live` keys that a sweep cannot free.
+    pub(super) fn insert<'g, Q, S>(
+        &self,
+        ctx: &Context<'_, A, S>,
+        hash: u64,
+        key: &Q,
+        now: u64,
+        guard: &'g Guard<'_>,
+    ) -> Option<&'g Slot<K>>
+    where
+        K: Borrow<Q> + Hash + Clone,
+        Q: Eq + ToOwned<Owned = K> + ?Sized,
+        S: BuildHasher,
+    {
+        let mut inner = lock(&self.inner);
+        // Migrations finish under this lock, so the current array has no moved slots.
+        let mut array = self.current(guard);
+        if let Lookup::Found(slot) = array.find(hash, key) {
+            return Some(slot);
+        }
+        if !fits(inner.live + inner.tombstones + 1, array.capacity()) || inner.live >= ctx.max_live
+        {
+            array = self.maintain(&mut inner, ctx, now, guard);
+            if inner.live >= ctx.max_live {
+                return None;
+            }
+        }
+        let slot = array.insert(hash, key.to_owned(), A::keyed_fresh(ctx.params));
+        inner.live += 1;
+        self.len.store(inner.live, Ordering::Relaxed);
+        // A migration's old array becomes freeable two epochs later: try on the next inserts
+        // rather than waiting for the next growth (a couple of membarriers per migration).
+        self.collect(&mut inner, ctx.domain);
+        Some(slot)
+    }
+
+    /// Makes room for one more key: sweep, then migrate if the sweep was not enough.
+    fn maintain<'g, S: BuildHasher>(
+        &self,
+        inner: &mut Inner<K>,
+        ctx: &Context<'_, A, S>,
+        now: u64,
+        guard: &'g Guard<'_>,
+    ) -> &'g Array<K>
+    where
+        K: Hash + Clone,
+    {
+        let array = self.current(guard);
+        self.sweep_locked(inner, ctx, array, now);
+        let live = (inner.live + 1).min(ctx.max_live);
+        let array = if fits(inner.live + inner.tombstones + 1, array.capacity()) {
+            array
+        } else {
+            self.migrate(inner, ctx, array, capacity_for(live))
+        };
+        self.collect(inner, ctx.domain);
+        array
+    }
+
+    /// Tombstones every key whose state is fresh at `now`; returns how many.
+    fn sweep_locked<S>(
+        &self,
+        inner: &mut Inner<K>,
+        ctx: &Context<'_, A, S>,
+        array: &Array<K>,
+        now: u64,
+    ) -> usize {
+        let mut swept = 0;
+        let mut payloads = Vec::new();
+        for slot in array.slots() {
+            if let Sweep::Swept(payload) = A::keyed_sweep(&slot.word, ctx.params, now) {
+                swept += 1;
+                payloads.extend(payload);
+            }
+        }
+        if !payloads.is_empty() {
+            let tag = ctx.domain.retire_tag();
+            inner
+                .garbage
+                .extend(payloads.into_iter().map(|w| (tag, Retired::Word(w))));
+        }
+        inner.live -= swept;
+        inner.tombstones += swept;
+        self.len.store(inner.live, Ordering::Relaxed);
+        swept
+    }
+
+    /// Moves every live key of `old` into a new array of `capacity` slots, which becomes
+    /// current; `old` is retired.
+    fn migrate<'g, S: BuildHasher>(
+        &self,
+        inner: &mut Inner<K>,
+        ctx: &Context<'_, A, S>,
+        old: &'g Array<K>,
+        capacity: usize,
+    ) -> &'g Array<K>
+    where
+        K: Hash + Clone,
+    {
+        let fresh = Box::into_raw(Box::new(Array::new(capacity)));
+        // SAFETY: just allocated; freed only after being retired, which outlives 'g's guard.
+        let new: &'g Array<K> = unsafe { &*fresh };
+        old.set_next(fresh);
+        for slot in old.slots() {
+            let mut current = slot.word.load(Ordering::Acquire);
+            if !word::is_live(current) {
+                continue;
+            }
+            // SAFETY: a live word's key is initialized.
+            let (hash, key) = unsafe { slot.with_key(|k| (ctx.local_hash(k), k.clone())) };
+            let moved = new.insert(hash, key, current);
+            // Only checks race with us here, and they only ever replace a live word by
+            // another live word.
+            while let Err(changed) =
+                slot.word
+                    .compare_exchange(current, MOVED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                debug_assert!(word::is_live(changed));
+                current = changed;
+                moved.word.store(current, Ordering::Release);
+            }
+        }
+        let retired = self.array.swap(fresh, Ordering::AcqRel);
+        inner.tombstones = 0;
+        let tag = ctx.domain.retire_tag();
+        // SAFETY: `retired` came from `Box::into_raw` and is no longer reachable from the shard.
+        inner
+            .garbage
+            .push((tag, Retired::Array(unsafe { Box::from_raw(retired) })));
+        new
+    }
+
+    /// Frees retired memory no reader can still hold.
+    fn collect(&self, inner: &mut Inner<K>, domain: &Domain) {
+        if inner.garbage.is_empty() {
+            return;
+        }
+        let epoch = domain.advance();
+        let mut i = 0;
+        while i < inner.garbage.len() {
+            if Domain::is_safe(inner.garbage[i].0, epoch) {
+                let retired = inner.garbage.swap_remove(i).1;
+                #[cfg(loom)]
+                {
+                    retired.mark_freed();
+                    inner.graveyard.push(retired);
+                }
+                #[cfg(not(loom))]
+                release::<K, A>(retired);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Sweeps idle keys, compacts the array if at least half of it is tombstones or it is
+    /// more than twice the size its keys need, and frees what it can. Returns keys swept.
+    pub(super) fn sweep<S: BuildHasher>(
+        &self,
+        ctx: &Context<'_, A, S>,
+        now: u64,
+        guard: &Guard<'_>,
+    ) -> usize
+    where
+        K: Hash + Clone,
+    {
+        let mut inner = lock(&self.inner);
+        let array = self.current(guard);
+        let swept = self.sweep_locked(&mut inner, ctx, array, now);
+        let wanted = capacity_for(inner.live);
+        if inner.tombstones * 2 >= array.capacity() || array.capacity() > 2 * wanted {
+            self.migrate(&mut inner, ctx, array, wanted);
+        }
+        self.collect(&mut inner, ctx.domain);
+        swept
+    }
+
+    /// Frees what retired memory has become safe; used by callers that are not pinned.
+    pub(super) fn collect_garbage(&self, domain: &Domain) {
+        self.collect(&mut lock(&self.inner), domain);
+    }
+
+    /// Slots in the current array.
+    pub(super) fn capacity(&self) -> usize {
+        let _inner = lock(&self.inner);
+        // SAFETY: the current array is only retired under this lock.
+        unsafe { &*self.array.load(Ordering::Acquire) }.capacity()
+    }
+
+    /// Bytes held: the current array, what its keys' words own, and unreclaimed garbage.
+    pub(super) fn memory_bytes(&self, params: &A::Params) -> usize {
+        let inner = lock(&self.inner);
+        // SAFETY: as in `capacity`.
+        let array = unsafe { &*self.array.load(Ordering::Acquire) };
+        let garbage: usize = inner
+            .garbage
+            .iter()
+            .map(|(_, retired)| match retired {
+                Retired::Array(array) => array.memory_bytes(),
+                Retired::Word(_) => A::keyed_heap_bytes(params),
+            })
+            .sum();
+        std::mem::size_of::<Self>()
+            + array.memory_bytes()
+            + inner.live * A::keyed_heap_bytes(params)
+            + garbage
+    }
+}
+
+#[cfg(loom)]
+impl<K> Retired<K> {
+    fn mark_freed(&self) {
+        match self {
+            Retired::Array(array) => array.mark_freed(),
+            // SAFETY: not yet released; under loom words are sliding-log rings.
+            Retired::Word(word) => {
+                unsafe { &*(*word as *const crate::log_ring::LogRing) }.mark_freed()
+            }
+        }
+    }
+}
+
+fn release<K, A: Engine>(retired: Retired<K>) {
+    match retired {
+        Retired::Array(array) => drop(array),
+        // SAFETY: the word came from `keyed_fresh` and its grace period has passed.
+        Retired::Word(word) => unsafe { A::keyed_release(word) },
+    }
+}
+
+impl<K, A: Engine> Drop for Shard<K, A> {
+    fn drop(&mut self) {
+        let mut inner = lock(&self.inner);
+        for (_, retired) in inner.garbage.drain(..) {
+            release::<K, A>(retired);
+        }
+        #[cfg(loom)]
+        for retired in inner.graveyard.drain(..) {
+            release::<K, A>(retired);
+        }
+        drop(inner);
+        // SAFETY: `&mut self`: no reader remains; the array came from `Box::into_raw`.
+        let array = unsafe { Box::from_raw(self.array.load(Ordering::Relaxed)) };
+        for slot in array.slots() {
+            let word = slot.word.load(Ordering::Relaxed);
+            if word::is_live(word) {
+                // SAFETY: a live word of the current array is owned by it alone.
+                unsafe { A::keyed_release(word) };
+            }
+        }
+    }
+}
+
+// SAFETY: the raw array pointer is owned by the shard; sharing follows `Array`'s rules.
+unsafe impl<K: Send + Sync, A: Engine> Send for Shard<K, A> {}
+// SAFETY: as above.
+unsafe impl<K: Send + Sync, A: Engine> Sync for Shard<K, A> {}
