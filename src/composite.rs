@@ -228,8 +228,12 @@ impl<'a> Composite<'a> {
         if reserve_from(self.limits, cost, mode, &mut summary) {
             return summary.decision(true);
         }
-        // Denied, and every consumption undone: report where each limit stands now.
-        let mut summary = Summary::default();
+        // Denied, and every consumption undone: report where each limit stands now. (A peek
+        // cannot see a full table, which stores nothing for a peek: keep that from above.)
+        let mut summary = Summary {
+            table_full: summary.table_full,
+            ..Summary::default()
+        };
         for limit in self.limits {
             let now = limit.reserve(0, Mode::Peek).decision;
             let with_cost = limit.reserve(cost, Mode::Peek).decision;

@@ -68,3 +68,8 @@ pub use error::{CapacityError, QuotaError};
 pub use keyed::{KeyedBuilder, KeyedLimiter};
 pub use limiter::Limiter;
 pub use quota::Quota;
+
+/// The README's examples, compiled and run as doctests so they cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,63 @@
+//! A hit on an existing key allocates nothing, even for `String` keys looked up by `&str`.
+//! (Its own test binary: the global allocator below counts every allocation in it.)
+
+use sluicegate::algorithm::{Gcra, SlidingLog};
+use sluicegate::clock::ManualClock;
+use sluicegate::{Composite, KeyedLimiter, Limiter, Quota};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(work: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    work();
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn hits_allocate_nothing() {
+    let clock = ManualClock::new();
+    let names =
+        KeyedLimiter::<String, Gcra, _>::with_clock(Quota::per_hour(1_000), clock.clone()).unwrap();
+    let logs =
+        KeyedLimiter::<String, SlidingLog, _>::with_clock(Quota::per_hour(100), clock.clone())
+            .unwrap();
+    let global = Limiter::<Gcra, _>::with_clock(Quota::per_hour(100_000), clock).unwrap();
+    let keys: Vec<String> = (0..1_000).map(|n| format!("user-{n}")).collect();
+    for key in &keys {
+        names.check(key.as_str());
+        logs.check(key.as_str());
+    }
+    let hits = allocations_during(|| {
+        for key in &keys {
+            assert!(names.check(key.as_str()).is_allowed());
+            assert!(names.peek(key.as_str()).is_allowed());
+            assert!(logs.check(key.as_str()).is_allowed());
+            assert!(Composite::new(&[&global, &names.key(key.as_str())])
+                .check()
+                .is_allowed());
+        }
+    });
+    assert_eq!(hits, 0);
+    // A miss does allocate: the new key's owned copy.
+    assert!(allocations_during(|| assert!(names.check("someone-new").is_allowed())) > 0);
+}

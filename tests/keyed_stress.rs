@@ -1,0 +1,208 @@
+//! Real threads on a frozen `ManualClock`: exact admission counts under contention, while
+//! tables grow and a sweeper races the checkers. (Exhaustive interleavings of the same paths
+//! are explored by the loom models in `loom-tests/`.)
+
+use sluicegate::algorithm::{
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+};
+use sluicegate::clock::ManualClock;
+use sluicegate::{KeyedLimiter, Quota};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Barrier;
+use std::time::Duration;
+
+const THREADS: usize = 4;
+
+fn limiter<A: Algorithm>(quota: Quota) -> (KeyedLimiter<u64, A, ManualClock>, ManualClock) {
+    let clock = ManualClock::starting_at(Duration::from_secs(1_000));
+    let limiter = KeyedLimiter::<u64, A, ManualClock>::builder(quota)
+        .clock(clock.clone())
+        .shards(2)
+        .initial_capacity(0)
+        .build()
+        .unwrap();
+    (limiter, clock)
+}
+
+/// Runs `work(thread)` on `THREADS` threads released together.
+fn on_threads(work: impl Fn(usize) + Sync) {
+    let start = Barrier::new(THREADS);
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let (start, work) = (&start, &work);
+            scope.spawn(move || {
+                start.wait();
+                work(thread);
+            });
+        }
+    });
+}
+
+/// Every thread hammers one key; exactly `expected` checks may pass.
+fn one_key_admits_exactly<A: Algorithm>(expected: usize) {
+    let (limiter, _clock) = limiter::<A>(Quota::per_minute(50).with_burst(30));
+    let admitted = AtomicUsize::new(0);
+    on_threads(|_| {
+        for _ in 0..300 {
+            if limiter.check(&7).is_allowed() {
+                admitted.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    let name = std::any::type_name::<A>();
+    assert_eq!(admitted.into_inner(), expected, "{name}");
+    assert_eq!(limiter.allowed() as usize, expected, "{name}");
+    assert_eq!(
+        limiter.denied() as usize,
+        THREADS * 300 - expected,
+        "{name}"
+    );
+}
+
+#[test]
+fn threads_hammering_one_key_admit_exactly_its_quota() {
+    one_key_admits_exactly::<Gcra>(30);
+    one_key_admits_exactly::<TokenBucket>(30);
+    one_key_admits_exactly::<LeakyBucket>(30);
+    one_key_admits_exactly::<FixedWindow>(50);
+    one_key_admits_exactly::<SlidingWindow>(50);
+    one_key_admits_exactly::<SlidingLog>(50);
+}
+
+/// Each thread owns 400 keys and checks each three times while every thread's inserts grow
+/// the shared shards: each key is admitted exactly twice (burst 2).
+fn distinct_keys_get_their_own_quota<A: Algorithm>() {
+    let (limiter, _clock) = limiter::<A>(Quota::per_minute(2));
+    on_threads(|thread| {
+        let keys = (thread as u64 * 1_000)..(thread as u64 * 1_000 + 400);
+        for round in 0..3 {
+            for key in keys.clone() {
+                let allowed = limiter.check(&key).is_allowed();
+                assert_eq!(
+                    allowed,
+                    round < 2,
+                    "{} key {key} round {round}",
+                    std::any::type_name::<A>()
+                );
+            }
+        }
+    });
+    assert_eq!(limiter.len(), THREADS * 400);
+}
+
+#[test]
+fn threads_on_distinct_keys_each_get_their_own_quota_while_the_table_grows() {
+    distinct_keys_get_their_own_quota::<Gcra>();
+    distinct_keys_get_their_own_quota::<TokenBucket>();
+    distinct_keys_get_their_own_quota::<LeakyBucket>();
+    distinct_keys_get_their_own_quota::<FixedWindow>();
+    distinct_keys_get_their_own_quota::<SlidingWindow>();
+    distinct_keys_get_their_own_quota::<SlidingLog>();
+}
+
+/// Rounds at frozen instants two periods apart, so every key is fresh when a round starts.
+/// In each round every key is checked twice (admitted, then denied) while a sweeper keeps
+/// sweeping: a sweep that lost the first admission would let the second through.
+fn sweeper_loses_no_admission<A: Algorithm>() {
+    let (limiter, clock) = limiter::<A>(Quota::per_second(1));
+    for round in 0..8u64 {
+        clock.set(Duration::from_secs(1_000 + 2 * round));
+        let done = AtomicBool::new(false);
+        let swept = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::Acquire) {
+                    swept.fetch_add(limiter.sweep(), Ordering::Relaxed);
+                }
+            });
+            on_threads(|thread| {
+                for key in (thread as u64 * 1_000)..(thread as u64 * 1_000 + 250) {
+                    assert!(limiter.check(&key).is_allowed(), "round {round} key {key}");
+                    assert!(
+                        limiter.check(&key).is_denied(),
+                        "round {round} key {key}: lost update"
+                    );
+                }
+            });
+            done.store(true, Ordering::Release);
+        });
+        assert_eq!(limiter.len(), THREADS * 250);
+        if round > 0 {
+            // The previous round's keys were all fresh, and the sweeper had the whole round.
+            assert!(
+                swept.into_inner() > 0,
+                "round {round}: the sweeper never removed a key"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_sweeper_racing_the_checkers_loses_no_admission() {
+    sweeper_loses_no_admission::<Gcra>();
+    sweeper_loses_no_admission::<TokenBucket>();
+    sweeper_loses_no_admission::<FixedWindow>();
+    sweeper_loses_no_admission::<SlidingWindow>();
+    sweeper_loses_no_admission::<SlidingLog>();
+}
+
+#[test]
+fn max_keys_denies_new_keys_only_while_every_key_has_state() {
+    let clock = ManualClock::new();
+    let limiter = KeyedLimiter::<u64, Gcra>::builder(Quota::per_second(1))
+        .clock(clock.clone())
+        .shards(1)
+        .max_keys(8)
+        .build()
+        .unwrap();
+    for key in 0..8 {
+        assert!(limiter.check(&key).is_allowed());
+    }
+    let full = limiter.check(&8);
+    assert!(full.is_denied() && full.is_table_full());
+    assert_eq!(full.retry_after(), None);
+    assert!(
+        limiter.peek(&8).is_allowed(),
+        "a peek stores nothing, so it is not refused"
+    );
+    assert!(limiter.check(&3).is_denied() && !limiter.check(&3).is_table_full());
+    assert_eq!(limiter.len(), 8);
+    // Once the old keys' states are fresh, the new key evicts them by itself.
+    clock.advance(Duration::from_secs(1));
+    assert!(limiter.check(&8).is_allowed());
+    assert!(limiter.len() <= 8);
+}
+
+#[test]
+fn a_limiter_with_ten_keys_stays_small() {
+    let limiter = KeyedLimiter::<u64>::new(Quota::per_second(5)).unwrap();
+    for key in 0..10 {
+        limiter.check(&key);
+    }
+    assert_eq!(limiter.len(), 10);
+    assert!(limiter.capacity() < 2_048, "{}", limiter.capacity());
+    assert!(
+        limiter.memory_bytes() < 64 * 1024,
+        "{} bytes",
+        limiter.memory_bytes()
+    );
+}
+
+#[test]
+fn memory_is_reclaimed_after_growth_and_sweeps() {
+    let (limiter, clock) = limiter::<Gcra>(Quota::per_second(1));
+    for key in 0..50_000 {
+        limiter.check(&key);
+    }
+    let grown = limiter.memory_bytes();
+    // Slots are 16 bytes; at most 85% full, so about 19–24 bytes a key once old arrays are
+    // reclaimed.
+    assert!(grown < 50_000 * 26, "{grown} bytes for 50,000 keys");
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(limiter.sweep(), 50_000);
+    assert!(
+        limiter.memory_bytes() < 64 * 1024,
+        "{} bytes",
+        limiter.memory_bytes()
+    );
+}
