@@ -2,14 +2,17 @@
 //! global one, or `10/s` and `1000/h` for the same key).
 //!
 //! The request is allowed only if every limit allows it, and then every limit consumes; if
-//! any denies, none keeps anything. Limits are consumed in order, each by its usual CAS,
-//! remembering the word it replaced; on a denial, the earlier ones are undone by a CAS from
-//! what they wrote back to what they replaced. That undo is exact whenever nothing else wrote
-//! to that limit in the few nanoseconds between (the common case, and always when the limits
-//! are uncontended). If another request was admitted on an earlier limit in between, the
-//! undo cannot be exact (that request was judged with these units consumed, and arithmetic
-//! refunds are not exact for GCRA or a token bucket), so those units stay consumed: a
-//! composite may, under that race, err toward denying, never toward admitting.
+//! any denies, none keeps anything. First every limit is peeked: if one denies, the composite
+//! denies having written nothing anywhere, like a single limiter's denial. Otherwise the
+//! limits are consumed in order, each by its usual CAS, remembering the word it replaced. Only
+//! if a limit changed between its peek and its turn (a true race) can a later one now deny;
+//! the earlier ones are then undone by a CAS from what they wrote back to what they replaced.
+//! That undo is exact whenever nothing else wrote to that limit in the few nanoseconds
+//! between. If another request was admitted there meanwhile, the undo cannot be exact (that
+//! request was judged with these units consumed, and arithmetic refunds are not exact for GCRA
+//! or a token bucket), so those units stay consumed; and a request racing on an earlier limit
+//! during those nanoseconds may have been judged with them consumed. Under that double race a
+//! composite errs toward denying, never toward admitting. Model-checked in `loom-tests/`.
 
 use crate::algorithm::engine::{Mode, Swap};
 use crate::algorithm::Algorithm;
@@ -225,7 +228,13 @@ impl<'a> Composite<'a> {
 
     fn run(&self, cost: u32, mode: Mode) -> Decision {
         let mut summary = Summary::default();
-        if reserve_from(self.limits, cost, mode, &mut summary) {
+        let all_allow = mode == Mode::Peek
+            || self.limits.iter().all(|limit| {
+                let peeked = limit.reserve(cost, Mode::Peek).decision;
+                summary.table_full |= peeked.is_table_full();
+                peeked.is_allowed()
+            });
+        if all_allow && reserve_from(self.limits, cost, mode, &mut summary) {
             return summary.decision(true);
         }
         // Denied, and every consumption undone: report where each limit stands now. (A peek

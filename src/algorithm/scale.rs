@@ -48,10 +48,12 @@ impl Scale {
     #[inline]
     pub(crate) fn floor_ceil(&self, t: u64) -> (u64, u64) {
         debug_assert!(t <= MAX_NANOS);
-        let q = ((u128::from(t) * u128::from(self.m)) >> 62) as u64;
         if self.den == 1 {
-            return (q, q);
+            // Whole units per nanosecond (GCRA's integral mode): a plain multiply.
+            let units = t * self.num;
+            return (units, units);
         }
+        let q = ((u128::from(t) * u128::from(self.m)) >> 62) as u64;
         // `q` is the true floor or one below it (the error of `m` times t < 2^62 is under one
         // unit), so the true remainder `t*num - q*den` lies in [0, 2*den) < 2^63: wrapping
         // 64-bit arithmetic computes it exactly.

@@ -133,7 +133,16 @@ impl Engine for SlidingLog {
         }
         // SAFETY: a live word points to a ring that is freed only after a grace period
         // following its sweep, and the table pins the caller for the whole check.
-        unsafe { &*(ring as *const LogRing) }.check(params, now, cost, mode)
+        let outcome = unsafe { &*(ring as *const LogRing) }.check(params, now, cost, mode);
+        if outcome.is_err() {
+            // The ring is dead but its sweeper may not have tombstoned the word yet: help, so
+            // that no check ever waits on a descheduled sweeper. (Sweeps and migrations run
+            // under the shard lock, and a dead ring's word is tombstoned before that lock is
+            // released, so nothing else can be changing this word.)
+            let _ =
+                word.compare_exchange(ring, word::TOMBSTONE, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        outcome
     }
 
     fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool {
@@ -151,7 +160,8 @@ impl Engine for SlidingLog {
         if !unsafe { &*(ring as *const LogRing) }.try_retire(params, now) {
             return Sweep::Kept;
         }
-        // Only sweeps and migrations (both under the shard lock) change a log's word.
+        // Only sweeps and migrations (both under the shard lock) and checks helping this very
+        // store change a log's word.
         word.store(word::TOMBSTONE, Ordering::Release);
         Sweep::Swept(Some(ring))
     }

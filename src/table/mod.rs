@@ -143,7 +143,9 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             {
                 return (decision, swap.map(|swap| (&slot.word, swap)));
             }
-            // The key was swept or migrated since it was found: look again.
+            // The key was swept or migrated since it was found: look again. (A sliding log
+            // whose ring was retired has had its word tombstoned by the check that found it,
+            // so the next lookup never meets the dead ring again.)
         }
     }
 
