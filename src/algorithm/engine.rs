@@ -71,8 +71,10 @@ pub trait Engine: Send + Sync + Sized + 'static {
     // Keyed tables keep one word per key (see `table::word`): a packed state plus `OFFSET`,
     // or for the sliding log a pointer to the key's ring.
 
-    /// The word a new key starts with (allocating what it owns).
-    fn keyed_fresh(params: &Self::Params) -> u64;
+    /// The word a new key starts with, having already decided (and, when allowed, consumed)
+    /// its first request of `cost`: the key is published with this word, so the first check of
+    /// a new key costs no CAS. Allocates what the word owns.
+    fn keyed_insert(params: &Self::Params, now: u64, cost: u32) -> (u64, Decision, Option<Swap>);
     /// The decision for a key that has no state yet, as if it were fresh; writes nothing.
     fn keyed_fresh_decision(params: &Self::Params, now: u64, cost: u32) -> Decision;
     /// Decides through a key's word, or reports that the word no longer holds its state.
@@ -168,9 +170,31 @@ macro_rules! packed_engine {
                 cell.undo(swap)
             }
 
-            fn keyed_fresh(params: &Self::Params) -> u64 {
-                <$algorithm as $crate::algorithm::engine::Packed>::fresh(params)
-                    + $crate::table::word::OFFSET
+            fn keyed_insert(
+                params: &Self::Params,
+                now: u64,
+                cost: u32,
+            ) -> (
+                u64,
+                $crate::decision::Decision,
+                Option<$crate::algorithm::engine::Swap>,
+            ) {
+                use $crate::table::word::OFFSET;
+                let fresh = <$algorithm as $crate::algorithm::engine::Packed>::fresh(params);
+                let (next, decision) =
+                    <$algorithm as $crate::algorithm::engine::Packed>::transition(
+                        fresh, now, cost, params,
+                    );
+                match next {
+                    Some(next) => {
+                        let swap = $crate::algorithm::engine::Swap {
+                            before: fresh + OFFSET,
+                            after: next + OFFSET,
+                        };
+                        (next + OFFSET, decision, Some(swap))
+                    }
+                    None => (fresh + OFFSET, decision, None),
+                }
             }
 
             fn keyed_fresh_decision(

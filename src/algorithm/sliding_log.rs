@@ -107,8 +107,17 @@ impl Engine for SlidingLog {
         cell.undo(swap)
     }
 
-    fn keyed_fresh(params: &SlidingLogParams) -> u64 {
-        Box::into_raw(Box::new(LogRing::new(params.limit))) as u64
+    fn keyed_insert(
+        params: &SlidingLogParams,
+        now: u64,
+        cost: u32,
+    ) -> (u64, Decision, Option<Swap>) {
+        let ring = LogRing::new(params.limit);
+        let (decision, swap) = match ring.check(params, now, cost, Mode::Consume) {
+            Ok(outcome) => outcome,
+            Err(Stale) => unreachable!("a new ring is not retired"),
+        };
+        (Box::into_raw(Box::new(ring)) as u64, decision, swap)
     }
 
     fn keyed_fresh_decision(params: &SlidingLogParams, now: u64, cost: u32) -> Decision {
@@ -167,7 +176,7 @@ impl Engine for SlidingLog {
     }
 
     unsafe fn keyed_release(word: u64) {
-        // SAFETY: the caller guarantees `word` came from `keyed_fresh` and is unused.
+        // SAFETY: the caller guarantees `word` came from `keyed_insert` and is unused.
         drop(unsafe { Box::from_raw(word as *mut LogRing) });
     }
 

@@ -20,9 +20,9 @@ use super::Clock;
 pub struct TscClock {
     clock: quanta::Clock,
     base: u64,
-    /// Nanoseconds per 2^40 ticks, as quanta's calibration gives them: a fixed 40-bit shift
-    /// replaces quanta's variable one on every read (identity where quanta falls back to the
-    /// OS clock, whose ticks are nanoseconds).
+    /// Nanoseconds per 2^40 ticks, as quanta's calibration gives them: a multiply and a fixed
+    /// 40-bit shift replace quanta's variable shift on every read (identity where quanta falls
+    /// back to the OS clock, whose ticks are nanoseconds).
     nanos_per_2_40_ticks: u64,
     unix_offset: u64,
 }
@@ -50,8 +50,8 @@ impl Clock for TscClock {
     #[inline]
     fn now(&self) -> u64 {
         // A reading behind the epoch (skew across cores) comes back as 0, never as a wrap.
-        let ticks = self.clock.raw().saturating_sub(self.base);
-        ((u128::from(ticks) * u128::from(self.nanos_per_2_40_ticks)) >> 40) as u64
+        let ticks = u128::from(self.clock.raw().saturating_sub(self.base));
+        ((ticks * u128::from(self.nanos_per_2_40_ticks)) >> 40) as u64
     }
 
     fn unix_offset(&self) -> u64 {

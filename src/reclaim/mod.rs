@@ -17,15 +17,17 @@
 pub(crate) mod barrier;
 mod thread_index;
 
-use crate::sync::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{fence, thread_local, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
+use std::cell::Cell;
 use std::ptr;
 
 /// Records per chunk; chunks are allocated as thread indices reach them.
-const CHUNK: usize = 64;
+const CHUNK: usize = if cfg!(loom) { 8 } else { 64 };
 /// Chunks per domain: 4,096 threads with a record. Threads beyond (or a thread whose
-/// thread-locals are being destroyed) share the overflow counters instead.
-const CHUNKS: usize = 64;
+/// thread-locals are being destroyed) share the overflow counters instead. (Under loom every
+/// load is a branch to explore, and a model has a handful of threads, numbered from 0.)
+const CHUNKS: usize = if cfg!(loom) { 2 } else { 64 };
 
 /// One thread's state in one domain. Written only by its owner; read by reclaimers and by
 /// the counters' readers.
@@ -44,9 +46,25 @@ struct Chunk {
     records: [Record; CHUNK],
 }
 
+#[cfg(not(loom))]
+thread_local! {
+    /// The last domain this thread pinned (by id) and its record there.
+    static LAST_RECORD: Cell<(u64, *const Record)> = const { Cell::new((0, ptr::null())) };
+}
+
+#[cfg(loom)]
+thread_local! {
+    static LAST_RECORD: Cell<(u64, *const Record)> = Cell::new((0, ptr::null()));
+}
+
+/// Domain ids; 0 means none, so ids start at 1.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// A reclamation domain: the global epoch and the records of the threads that pin it.
 #[derive(Debug)]
 pub(crate) struct Domain {
+    /// Unique for the life of the process, so a cached record is never another domain's.
+    id: u64,
     epoch: CachePadded<AtomicU64>,
     chunks: Box<[AtomicPtr<Chunk>]>,
     /// Pinned threads without a record; while non-zero the epoch cannot advance.
@@ -65,6 +83,7 @@ impl Domain {
     pub(crate) fn new() -> Domain {
         barrier::init();
         Domain {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             epoch: CachePadded::new(AtomicU64::new(0)),
             chunks: (0..CHUNKS)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
@@ -75,10 +94,29 @@ impl Domain {
         }
     }
 
-    /// This thread's record, allocating its chunk on first use.
+    /// This thread's record, allocating its chunk on first use. The last domain a thread
+    /// pinned and its record there are cached in a plain thread-local, so pinning the same
+    /// limiter again skips the index and chunk lookups.
     #[inline]
     fn record(&self) -> Option<&Record> {
-        let index = thread_index::current()?;
+        let cached = LAST_RECORD.try_with(Cell::get).ok()?;
+        if cached.0 == self.id {
+            // SAFETY: cached for this domain (ids are never reused) by `find_record`, and a
+            // domain's records live as long as it does.
+            return Some(unsafe { &*cached.1 });
+        }
+        self.find_record()
+    }
+
+    #[cold]
+    fn find_record(&self) -> Option<&Record> {
+        let record = self.record_at(thread_index::current()?)?;
+        let _ = LAST_RECORD.try_with(|last| last.set((self.id, record)));
+        Some(record)
+    }
+
+    /// The record of thread index `index`, allocating its chunk on first use.
+    fn record_at(&self, index: usize) -> Option<&Record> {
         let slot = self.chunks.get(index / CHUNK)?;
         let mut chunk = slot.load(Ordering::Acquire);
         if chunk.is_null() {
@@ -107,7 +145,12 @@ impl Domain {
     /// freed.
     #[inline]
     pub(crate) fn pin(&self) -> Guard<'_> {
-        match self.record() {
+        self.pin_record(self.record())
+    }
+
+    #[inline]
+    fn pin_record<'a>(&'a self, record: Option<&'a Record>) -> Guard<'a> {
+        match record {
             Some(record) => {
                 let depth = record.depth.load(Ordering::Relaxed);
                 record.depth.store(depth + 1, Ordering::Relaxed);
@@ -170,10 +213,13 @@ impl Domain {
     }
 
     fn records(&self) -> impl Iterator<Item = &Record> {
+        // Every chunk: thread indices are process-wide, so a domain may have a chunk for
+        // indices 64..128 and none for 0..64 (a scan stopping at the first gap would miss
+        // pinned readers).
         self.chunks
             .iter()
             .map(|slot| slot.load(Ordering::Acquire))
-            .take_while(|chunk| !chunk.is_null())
+            .filter(|chunk| !chunk.is_null())
             // SAFETY: chunks live as long as the domain.
             .flat_map(|chunk| unsafe { (*chunk).records.iter() })
     }
@@ -267,5 +313,40 @@ impl Drop for Guard<'_> {
                 self.domain.overflow_pinned.fetch_sub(1, Ordering::Release);
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A reader whose thread index falls in a later chunk, in a domain where no earlier chunk
+    /// exists, still holds the epoch back (a scan that stopped at the first missing chunk
+    /// would let memory it holds be freed).
+    #[test]
+    fn a_reader_in_a_later_chunk_holds_the_epoch() {
+        let domain = Domain::new();
+        let start = domain.advance();
+        let guard = domain.pin_record(domain.record_at(CHUNK + 5));
+        assert!(domain.chunks[0].load(Ordering::Acquire).is_null());
+        for _ in 0..4 {
+            domain.advance();
+        }
+        let pinned = domain.epoch.load(Ordering::Relaxed);
+        assert!(
+            pinned <= start + 1,
+            "advanced to {pinned} past a reader pinned at {start}"
+        );
+        drop(guard);
+        assert!(domain.advance() > pinned);
+    }
+
+    #[test]
+    fn counts_sum_every_record() {
+        let domain = Domain::new();
+        domain.pin_record(domain.record_at(3)).count(true);
+        domain.pin_record(domain.record_at(CHUNK * 2)).count(false);
+        domain.pin().count(true);
+        assert_eq!(domain.counts(), (2, 1));
     }
 }

@@ -7,6 +7,7 @@
 //! only CAS words. Capacity is any number (not just powers of two), so the shard can grow by
 //! 1.25x and keep its load between 0.68 and 0.85.
 
+use super::slots::Slots;
 use super::word::{EMPTY, MOVED, TOMBSTONE};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, UnsafeCell};
 use std::borrow::Borrow;
@@ -22,7 +23,7 @@ pub(crate) struct Slot<K> {
 }
 
 impl<K> Slot<K> {
-    fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         Slot {
             word: AtomicU64::new(EMPTY),
             key: UnsafeCell::new(MaybeUninit::uninit()),
@@ -53,7 +54,7 @@ pub(crate) enum Lookup<'a, K> {
 
 /// One shard's slots, and the array that replaces it while it is being migrated.
 pub(crate) struct Array<K> {
-    slots: Box<[Slot<K>]>,
+    slots: Slots<K>,
     next: AtomicPtr<Array<K>>,
     /// Under loom, reclamation marks an array freed instead of freeing it, and every access
     /// asserts it is not: a model in which a reader touches reclaimed memory fails.
@@ -65,7 +66,7 @@ impl<K> Array<K> {
     /// An array of `capacity` empty slots.
     pub(crate) fn new(capacity: usize) -> Array<K> {
         Array {
-            slots: (0..capacity.max(1)).map(|_| Slot::empty()).collect(),
+            slots: Slots::new(capacity, Slot::empty),
             next: AtomicPtr::new(ptr::null_mut()),
             #[cfg(loom)]
             freed: crate::sync::AtomicBool::new(false),
@@ -94,7 +95,7 @@ impl<K> Array<K> {
 
     /// Bytes this array owns (not counting what keys own on the heap).
     pub(crate) fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + std::mem::size_of_val(&*self.slots)
+        std::mem::size_of::<Self>() + std::mem::size_of_val::<[Slot<K>]>(&self.slots)
     }
 
     pub(crate) fn slots(&self) -> impl Iterator<Item = &Slot<K>> {
@@ -115,10 +116,13 @@ impl<K> Array<K> {
         Q: Eq + ?Sized,
     {
         self.assert_alive();
-        let capacity = self.slots.len();
+        let slots: &[Slot<K>] = &self.slots;
+        let capacity = slots.len();
         let mut i = self.home(hash);
         for _ in 0..capacity {
-            let slot = &self.slots[i];
+            debug_assert!(i < capacity);
+            // SAFETY: `home` is below the capacity and `i` wraps to 0 when it reaches it.
+            let slot = unsafe { slots.get_unchecked(i) };
             let word = slot.word.load(Ordering::Acquire);
             if word == EMPTY {
                 return Lookup::Absent;

@@ -9,6 +9,7 @@
 
 mod array;
 mod shard;
+mod slots;
 pub(crate) mod word;
 
 use crate::algorithm::engine::{Engine, Mode, Swap};
@@ -17,7 +18,7 @@ use crate::reclaim::{Domain, Guard};
 use crate::sync::AtomicU64;
 use array::Lookup;
 use crossbeam_utils::CachePadded;
-use shard::{capacity_for, Context, Shard};
+use shard::{capacity_for, Context, Insert, Shard};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 
@@ -96,6 +97,9 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
 
     /// [`check`](Self::check) (without counting), also returning, when it consumed, the key's
     /// word and the swap to [`undo`](Self::undo) it with while `guard` still pins.
+    ///
+    /// The common case (the key is in its shard's current array and its word holds its state)
+    /// is inlined into the caller; everything else is in [`reserve_slow`](Self::reserve_slow).
     #[inline]
     pub(crate) fn reserve<'g, Q>(
         &self,
@@ -116,6 +120,30 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             (hash >> (64 - self.shard_bits)) as usize
         }];
         let local = hash << self.shard_bits;
+        if let Lookup::Found(slot) = shard.current(guard).find(local, key) {
+            if let Ok((decision, swap)) = A::keyed_check(&slot.word, &self.params, now, cost, mode)
+            {
+                return (decision, swap.map(|swap| (&slot.word, swap)));
+            }
+        }
+        self.reserve_slow(shard, local, key, (now, cost, mode), guard)
+    }
+
+    /// The rest of [`reserve`](Self::reserve): a migration in progress, a swept key, a new key.
+    #[cold]
+    #[inline(never)]
+    fn reserve_slow<'g, Q>(
+        &self,
+        shard: &Shard<K, A>,
+        local: u64,
+        key: &Q,
+        (now, cost, mode): (u64, u32, Mode),
+        guard: &'g Guard<'_>,
+    ) -> (Decision, Option<(&'g AtomicU64, Swap)>)
+    where
+        K: Borrow<Q> + Hash + Clone + 'g,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
         loop {
             let mut array = shard.current(guard);
             let found = loop {
@@ -134,8 +162,11 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                 None if cost == 0 || mode == Mode::Peek => {
                     return (A::keyed_fresh_decision(&self.params, now, cost), None);
                 }
-                None => match shard.insert(&self.context(), local, key, now, guard) {
-                    Some(slot) => slot,
+                None => match shard.insert(&self.context(), local, key, (now, cost), guard) {
+                    Some(Insert::Existing(slot)) => slot,
+                    Some(Insert::New(slot, decision, swap)) => {
+                        return (decision, swap.map(|swap| (&slot.word, swap)));
+                    }
                     None => return (Decision::table_full(self.limit), None),
                 },
             };

@@ -15,7 +15,8 @@
 
 use super::array::{Array, Lookup, Slot};
 use super::word::{self, MOVED};
-use crate::algorithm::engine::{Engine, Sweep};
+use crate::algorithm::engine::{Engine, Swap, Sweep};
+use crate::decision::Decision;
 use crate::reclaim::{Domain, Guard};
 use crate::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
 use std::borrow::Borrow;
@@ -36,6 +37,14 @@ pub(super) fn capacity_for(live: usize) -> usize {
 
 fn fits(used: usize, capacity: usize) -> bool {
     used * 100 <= capacity * MAX_LOAD
+}
+
+/// What an insert found.
+pub(super) enum Insert<'g, K> {
+    /// Another thread inserted the key first: check it as usual.
+    Existing(&'g Slot<K>),
+    /// The key is new; its first request was decided as it was published.
+    New(&'g Slot<K>, Decision, Option<Swap>),
 }
 
 /// What a shard needs from its table for maintenance.
@@ -110,16 +119,16 @@ impl<K, A: Engine> Shard<K, A> {
         self.len.load(Ordering::Relaxed)
     }
 
-    /// Inserts `key` as a fresh state unless another thread just did, and returns its slot;
-    /// `None` when the shard holds `max_live` keys that a sweep cannot free.
+    /// Inserts `key` with its first request of `cost` already decided, unless another thread
+    /// just inserted it; `None` when the shard holds `max_live` keys that a sweep cannot free.
     pub(super) fn insert<'g, Q, S>(
         &self,
         ctx: &Context<'_, A, S>,
         hash: u64,
         key: &Q,
-        now: u64,
+        (now, cost): (u64, u32),
         guard: &'g Guard<'_>,
-    ) -> Option<&'g Slot<K>>
+    ) -> Option<Insert<'g, K>>
     where
         K: Borrow<Q> + Hash + Clone,
         Q: Eq + ToOwned<Owned = K> + ?Sized,
@@ -129,7 +138,7 @@ impl<K, A: Engine> Shard<K, A> {
         // Migrations finish under this lock, so the current array has no moved slots.
         let mut array = self.current(guard);
         if let Lookup::Found(slot) = array.find(hash, key) {
-            return Some(slot);
+            return Some(Insert::Existing(slot));
         }
         if !fits(inner.live + inner.tombstones + 1, array.capacity()) || inner.live >= ctx.max_live
         {
@@ -138,13 +147,14 @@ impl<K, A: Engine> Shard<K, A> {
                 return None;
             }
         }
-        let slot = array.insert(hash, key.to_owned(), A::keyed_fresh(ctx.params));
+        let (word, decision, swap) = A::keyed_insert(ctx.params, now, cost);
+        let slot = array.insert(hash, key.to_owned(), word);
         inner.live += 1;
         self.len.store(inner.live, Ordering::Relaxed);
         // A migration's old array becomes freeable two epochs later: try on the next inserts
         // rather than waiting for the next growth (a couple of membarriers per migration).
         self.collect(&mut inner, ctx.domain);
-        Some(slot)
+        Some(Insert::New(slot, decision, swap))
     }
 
     /// Makes room for one more key: sweep, then migrate if the sweep was not enough.
