@@ -65,6 +65,17 @@ impl Scale {
         }
     }
 
+    /// [`floor_ceil`](Self::floor_ceil) with the fractional case inlined too, for callers
+    /// (the token bucket) whose scale is almost always fractional.
+    #[inline]
+    pub(crate) fn floor_ceil_inlined(&self, t: u64) -> (u64, u64) {
+        match *self {
+            Scale::Identity => (t, t),
+            Scale::Whole(num) => (t * num, t * num),
+            Scale::Fraction { m, num, den } => fraction(t, m, num, den),
+        }
+    }
+
     /// `floor(t * num / den)`.
     #[inline]
     pub(crate) fn floor(&self, t: u64) -> u64 {
@@ -83,6 +94,11 @@ impl Scale {
 /// beside the integral cases, where it cost about 2 ns per check (perf, this repo's VM).
 #[inline(never)]
 fn fraction_floor_ceil(t: u64, m: u64, num: u64, den: u64) -> (u64, u64) {
+    fraction(t, m, num, den)
+}
+
+#[inline(always)]
+fn fraction(t: u64, m: u64, num: u64, den: u64) -> (u64, u64) {
     let q = ((u128::from(t) * u128::from(m)) >> 62) as u64;
     // `q` is the true floor or one below it (the error of `m` times t < 2^62 is under one
     // unit), so the true remainder `t*num - q*den` lies in [0, 2*den) < 2^63: wrapping 64-bit

@@ -151,7 +151,7 @@ impl Packed for TokenBucket {
         if cost == 0 {
             return (None, decide(true, state));
         }
-        let (fv, cv) = p.scale.floor_ceil(now);
+        let (fv, cv) = p.scale.floor_ceil_inlined(now);
         let (stamp, tokens) = p.unpack(state);
         let available = p.available(stamp, tokens, fv);
         let need = u64::from(cost) << p.k;
@@ -170,7 +170,7 @@ impl Packed for TokenBucket {
 
     fn is_fresh(state: u64, now: u64, p: &TokenBucketParams) -> bool {
         let (stamp, tokens) = p.unpack(state);
-        p.available(stamp, tokens, p.scale.floor(now)) == p.full
+        p.available(stamp, tokens, p.scale.floor_ceil_inlined(now).0) == p.full
     }
 }
 
