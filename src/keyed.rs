@@ -141,9 +141,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        if n > self.capacity {
-            return Err(CapacityError::new(n, self.capacity));
-        }
+        self.fits(n)?;
         Ok(self.decide(key, n, Mode::Consume))
     }
 
@@ -165,10 +163,17 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
+        self.fits(n)?;
+        Ok(self.decide(key, n, Mode::Peek))
+    }
+
+    /// Refuses a cost that could never be admitted.
+    #[inline]
+    fn fits(&self, n: u32) -> Result<(), CapacityError> {
         if n > self.capacity {
             return Err(CapacityError::new(n, self.capacity));
         }
-        Ok(self.decide(key, n, Mode::Peek))
+        Ok(())
     }
 
     /// The table and the current (clamped) time, for composite checks.

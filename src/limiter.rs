@@ -73,9 +73,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// never be allowed however long it waited.
     #[inline]
     pub fn check_n(&self, n: u32) -> Result<Decision, CapacityError> {
-        if n > self.capacity {
-            return Err(CapacityError::new(n, self.capacity));
-        }
+        self.fits(n)?;
         Ok(self.decide(n, Mode::Consume))
     }
 
@@ -88,10 +86,17 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
     #[inline]
     pub fn peek_n(&self, n: u32) -> Result<Decision, CapacityError> {
+        self.fits(n)?;
+        Ok(self.decide(n, Mode::Peek))
+    }
+
+    /// Refuses a cost that could never be admitted.
+    #[inline]
+    fn fits(&self, n: u32) -> Result<(), CapacityError> {
         if n > self.capacity {
             return Err(CapacityError::new(n, self.capacity));
         }
-        Ok(self.decide(n, Mode::Peek))
+        Ok(())
     }
 
     #[inline]

@@ -98,6 +98,49 @@ impl EmissionParams {
     }
 }
 
+/// Implements [`Packed`](super::engine::Packed) (and so the engine) for an algorithm that is
+/// the emission transition plus its own way of explaining a decision.
+macro_rules! emission_algorithm {
+    ($algorithm:ty, $name:literal, $explain:path) => {
+        impl $crate::algorithm::engine::Packed for $algorithm {
+            const NAME: &'static str = $name;
+            type Params = $crate::algorithm::emission::EmissionParams;
+
+            fn params(
+                quota: &$crate::quota::Quota,
+                _unix_offset: u64,
+            ) -> Result<Self::Params, $crate::error::QuotaError> {
+                $crate::algorithm::emission::EmissionParams::new(quota, $name)
+            }
+
+            fn capacity(params: &Self::Params) -> u32 {
+                params.burst()
+            }
+
+            fn fresh(_params: &Self::Params) -> u64 {
+                0
+            }
+
+            #[inline]
+            fn transition(
+                tat: u64,
+                now: u64,
+                cost: u32,
+                params: &Self::Params,
+            ) -> (Option<u64>, $crate::decision::Decision) {
+                $crate::algorithm::emission::transition(tat, now, cost, params, $explain)
+            }
+
+            fn is_fresh(tat: u64, now: u64, params: &Self::Params) -> bool {
+                $crate::algorithm::emission::is_fresh(tat, now, params)
+            }
+        }
+
+        $crate::algorithm::engine::packed_engine!($algorithm);
+    };
+}
+pub(super) use emission_algorithm;
+
 /// The transition. `tat` is the state; returns the state to write, if any.
 #[inline]
 pub(super) fn transition(

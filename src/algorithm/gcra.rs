@@ -15,11 +15,8 @@
 //! may deny a request that arrives less than two units (under 2 ns for ordinary bursts)
 //! after exact GCRA would first admit it, never the reverse.
 
-use super::emission::{self, EmissionParams, Reading};
-use super::engine::{packed_engine, Packed};
+use super::emission::{emission_algorithm, Reading};
 use crate::decision::{Decision, Details};
-use crate::error::QuotaError;
-use crate::quota::Quota;
 
 /// The generic cell rate algorithm: a token bucket in one timestamp. The default algorithm.
 ///
@@ -45,34 +42,8 @@ use crate::quota::Quota;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Gcra;
 
-impl Packed for Gcra {
-    const NAME: &'static str = "Gcra";
-    type Params = EmissionParams;
-
-    fn params(quota: &Quota, _unix_offset: u64) -> Result<EmissionParams, QuotaError> {
-        EmissionParams::new(quota, Self::NAME)
-    }
-
-    fn capacity(params: &EmissionParams) -> u32 {
-        params.burst()
-    }
-
-    fn fresh(_params: &EmissionParams) -> u64 {
-        0
-    }
-
-    #[inline]
-    fn transition(tat: u64, now: u64, cost: u32, p: &EmissionParams) -> (Option<u64>, Decision) {
-        emission::transition(tat, now, cost, p, explain)
-    }
-
-    fn is_fresh(tat: u64, now: u64, p: &EmissionParams) -> bool {
-        emission::is_fresh(tat, now, p)
-    }
-}
-
 fn explain(d: &Decision) -> Details {
     Reading::of(d).details(0)
 }
 
-packed_engine!(Gcra);
+emission_algorithm!(Gcra, "Gcra", explain);

@@ -13,11 +13,8 @@
 //! Ranges and precision: as [`Gcra`](super::Gcra). A request of cost `n` takes `n`
 //! consecutive slots and waits for the first.
 
-use super::emission::{self, EmissionParams, Reading};
-use super::engine::{packed_engine, Packed};
+use super::emission::{emission_algorithm, Reading};
 use crate::decision::{Decision, Details};
-use crate::error::QuotaError;
-use crate::quota::Quota;
 
 /// A shaping leaky bucket: admits up to `burst` queued requests and tells each how long to
 /// [`wait`](Decision::wait) so that the output is smooth at `limit / period`.
@@ -36,32 +33,6 @@ use crate::quota::Quota;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LeakyBucket;
 
-impl Packed for LeakyBucket {
-    const NAME: &'static str = "LeakyBucket";
-    type Params = EmissionParams;
-
-    fn params(quota: &Quota, _unix_offset: u64) -> Result<EmissionParams, QuotaError> {
-        EmissionParams::new(quota, Self::NAME)
-    }
-
-    fn capacity(params: &EmissionParams) -> u32 {
-        params.burst()
-    }
-
-    fn fresh(_params: &EmissionParams) -> u64 {
-        0
-    }
-
-    #[inline]
-    fn transition(next: u64, now: u64, cost: u32, p: &EmissionParams) -> (Option<u64>, Decision) {
-        emission::transition(next, now, cost, p, explain)
-    }
-
-    fn is_fresh(next: u64, now: u64, p: &EmissionParams) -> bool {
-        emission::is_fresh(next, now, p)
-    }
-}
-
 fn explain(d: &Decision) -> Details {
     let reading = Reading::of(d);
     let wait = if d.is_allowed() && d.cost() > 0 {
@@ -72,4 +43,4 @@ fn explain(d: &Decision) -> Details {
     reading.details(wait)
 }
 
-packed_engine!(LeakyBucket);
+emission_algorithm!(LeakyBucket, "LeakyBucket", explain);
