@@ -45,7 +45,7 @@ mod member {
         /// Undoes a reservation's consumption if nothing wrote since; false otherwise.
         fn undo(&self, reservation: &Reservation<'_>) -> bool;
         /// Counts the composite's final outcome, for limiters that count.
-        fn count(&self, reservation: &Reservation<'_>, allowed: bool);
+        fn count(&self, allowed: bool);
     }
 
     /// One limit's decision within a composite, with what undoing it takes.
@@ -53,9 +53,10 @@ mod member {
     pub struct Reservation<'a> {
         pub(crate) decision: Decision,
         pub(crate) swap: Option<Swap>,
-        /// A keyed limit's word; valid while `guard` pins.
+        /// A keyed limit's word; valid while `_pin` pins.
         pub(crate) word: Option<&'a AtomicU64>,
-        pub(crate) guard: Option<Guard<'a>>,
+        /// Never read: held so that `word` stays valid until the reservation drops.
+        pub(crate) _pin: Option<Guard<'a>>,
     }
 }
 
@@ -72,7 +73,7 @@ impl<A: Algorithm, C: Clock> Member for Limiter<A, C> {
             decision,
             swap,
             word: None,
-            guard: None,
+            _pin: None,
         }
     }
 
@@ -82,7 +83,7 @@ impl<A: Algorithm, C: Clock> Member for Limiter<A, C> {
             .is_none_or(|swap| Limiter::undo(self, swap))
     }
 
-    fn count(&self, _reservation: &Reservation<'_>, _allowed: bool) {}
+    fn count(&self, _allowed: bool) {}
 }
 
 /// A [`KeyedLimiter`] paired with a key, as one limit of a [`Composite`].
@@ -134,7 +135,7 @@ where
             decision,
             swap,
             word,
-            guard: Some(guard),
+            _pin: Some(guard),
         }
     }
 
@@ -145,10 +146,8 @@ where
         }
     }
 
-    fn count(&self, reservation: &Reservation<'_>, allowed: bool) {
-        if let Some(guard) = &reservation.guard {
-            guard.count(allowed);
-        }
+    fn count(&self, allowed: bool) {
+        self.limiter.table_and_now().0.pin().count(allowed);
     }
 }
 
@@ -227,6 +226,16 @@ impl<'a> Composite<'a> {
     }
 
     fn run(&self, cost: u32, mode: Mode) -> Decision {
+        let decision = self.decide(cost, mode);
+        if mode == Mode::Consume {
+            for limit in self.limits {
+                limit.count(decision.is_allowed());
+            }
+        }
+        decision
+    }
+
+    fn decide(&self, cost: u32, mode: Mode) -> Decision {
         let mut summary = Summary::default();
         let all_allow = mode == Mode::Peek
             || self.limits.iter().all(|limit| {
@@ -265,9 +274,6 @@ fn reserve_from(limits: &[&dyn Limit], cost: u32, mode: Mode, summary: &mut Summ
     let allowed = reservation.decision.is_allowed() && reserve_from(rest, cost, mode, summary);
     if !allowed && reservation.decision.is_allowed() {
         first.undo(&reservation);
-    }
-    if mode == Mode::Consume {
-        first.count(&reservation, allowed);
     }
     allowed
 }

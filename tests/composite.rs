@@ -50,6 +50,9 @@ fn a_per_user_and_a_global_limit() {
     assert!(check(3).is_denied());
     clock.advance(Duration::from_nanos(1));
     assert!(check(3).is_allowed());
+    // Each composite counts once in the keyed limiter (4 admitted, 3 denied), and so does the
+    // direct `check_n(&3, 0)` above (admitted).
+    assert_eq!((per_user.allowed(), per_user.denied()), (5, 3));
 }
 
 #[test]

@@ -252,3 +252,17 @@ fn time_beyond_146_years_stops_refilling_but_never_panics_or_over_admits() {
     check::<SlidingWindow>();
     check::<SlidingLog>();
 }
+
+#[test]
+fn sliding_window_accepts_exactly_the_documented_ranges() {
+    let accepts = |quota: Quota| build::<SlidingWindow>(quota).is_ok();
+    for (largest, per) in [
+        (32_767, Quota::per_second as fn(u32) -> Quota),
+        (262_143, Quota::per_minute),
+        (2_097_151, Quota::per_hour),
+        (16_777_215, Quota::per_day),
+    ] {
+        assert!(accepts(per(largest)), "{largest}");
+        assert!(!accepts(per(largest + 1)), "{}", largest + 1);
+    }
+}

@@ -44,12 +44,18 @@ pub(crate) fn light() {
     }
 }
 
-/// The reclaimer's side: pairs with every reader's [`light`] barrier.
-pub(crate) fn heavy() {
-    if MODE.load(Ordering::Relaxed) == ASYMMETRIC && membarrier::expedited() {
-        return;
+/// The reclaimer's side: pairs with every reader's [`light`] barrier. False when it could
+/// not be executed, and then nothing may be reclaimed.
+#[must_use]
+pub(crate) fn heavy() -> bool {
+    if MODE.load(Ordering::Relaxed) == ASYMMETRIC {
+        // A forked child may have lost the registration its parent made: register again. If
+        // even that fails, readers (compiler fence only) cannot be paired with: report it, so
+        // retired memory waits instead of being freed under a reader.
+        return membarrier::expedited() || (membarrier::register() && membarrier::expedited());
     }
     crate::sync::fence(crate::sync::Ordering::SeqCst);
+    true
 }
 
 #[cfg(all(target_os = "linux", not(loom)))]

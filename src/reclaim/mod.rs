@@ -185,8 +185,7 @@ impl Domain {
     /// the epoch after the attempt.
     pub(crate) fn advance(&self) -> u64 {
         let epoch = self.epoch.load(Ordering::Relaxed);
-        barrier::heavy();
-        if self.overflow_pinned.load(Ordering::Relaxed) != 0 {
+        if !barrier::heavy() || self.overflow_pinned.load(Ordering::Relaxed) != 0 {
             return epoch;
         }
         for record in self.records() {
