@@ -37,7 +37,7 @@ const CONTENDERS: [Contender; 6] = [
     },
     Contender {
         name: "TokenBucket",
-        rule: "`burst` tokens refilled continuously at limit/period (same decisions as Gcra)",
+        rule: "`burst` tokens refilled continuously at limit/period (Gcra's decisions, in fixed point)",
         run: run::<TokenBucket>,
         shows_wait: false,
     },

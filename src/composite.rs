@@ -152,8 +152,13 @@ where
 }
 
 /// Checks one request against several limits: allowed only if all allow, and then all
-/// consume; if any denies, none consumes (see the [module docs](self) for the one race in
-/// which units stay consumed).
+/// consume; if any denies, none consumes.
+///
+/// Every limit is peeked first, so a denial writes nothing anywhere. Then the limits are
+/// consumed in order, and if one changed since its peek and now denies, the earlier ones are
+/// undone exactly by a CAS back, unless another request was admitted on one of them in the
+/// few nanoseconds between: then those units stay consumed. That race can only err toward
+/// denying, never toward admitting.
 ///
 /// The decision reports the tightest `remaining` (and that limit's `limit`), the longest
 /// `retry_after` (when every limit admits the request again) and `reset_after`, and the

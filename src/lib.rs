@@ -35,12 +35,15 @@
 //!   [`SlidingWindow`](algorithm::SlidingWindow) and [`SlidingLog`](algorithm::SlidingLog).
 //! - [`clock`]: [`TscClock`](clock::TscClock) (precise), [`CoarseClock`](clock::CoarseClock)
 //!   (one atomic load) and [`ManualClock`](clock::ManualClock) (tests).
-//! - [`Limiter`]: one state; [`Decision`]: the answer.
+//! - [`Limiter`]: one state; [`KeyedLimiter`]: a state per key (users, IPs, tokens), in a
+//!   sharded lock-free table with bounded memory; [`Composite`]: several limits at once.
+//! - [`Decision`]: the answer.
 //!
 //! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
 //! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the
 //! source documents its rule, bit layout, supported range and precision; quotas outside the
-//! range are refused with a [`QuotaError`] when the limiter is built, never mis-enforced.
+//! range are refused with a [`QuotaError`] when the limiter is built, never mis-enforced. Every
+//! concurrent path is model-checked with loom (`loom-tests/` in the repository).
 #![warn(
     missing_docs,
     missing_debug_implementations,

@@ -1,6 +1,7 @@
 //! The six algorithms, as pure transitions on packed state.
 //!
-//! Each type here is a marker chosen as the `A` parameter of a [`Limiter`](crate::Limiter).
+//! Each type here is a marker chosen as the `A` parameter of a [`Limiter`](crate::Limiter) or a
+//! [`KeyedLimiter`](crate::KeyedLimiter).
 //! The algorithm itself is a pure function
 //! `(state, now, cost, params) -> (new state or none, Decision)`: no atomics, no clock, no
 //! allocation. One compare-and-swap loop applies it to an `AtomicU64`;
