@@ -122,7 +122,7 @@ where
     }
 
     fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_> {
-        let (table, now) = self.limiter.table_and_now();
+        let (table, now) = (self.limiter.table(), self.limiter.now());
         let guard = table.pin();
         let (decision, held) = table.reserve(self.key, now, cost, mode, &guard);
         // SAFETY of the lifetime: the word stays valid while `guard` pins, and the guard is
@@ -141,13 +141,13 @@ where
 
     fn undo(&self, reservation: &Reservation<'_>) -> bool {
         match (reservation.word, reservation.swap) {
-            (Some(word), Some(swap)) => self.limiter.table_and_now().0.undo(word, swap),
+            (Some(word), Some(swap)) => self.limiter.table().undo(word, swap),
             _ => true,
         }
     }
 
     fn count(&self, allowed: bool) {
-        self.limiter.table_and_now().0.pin().count(allowed);
+        self.limiter.table().pin().count(allowed);
     }
 }
 

@@ -176,10 +176,16 @@ where
         Ok(())
     }
 
-    /// The table and the current (clamped) time, for composite checks.
+    /// The table, for composite checks.
     #[inline]
-    pub(crate) fn table_and_now(&self) -> (&Table<K, A, S>, u64) {
-        (&self.table, clamp_time(self.clock.now()))
+    pub(crate) fn table(&self) -> &Table<K, A, S> {
+        &self.table
+    }
+
+    /// The current time, clamped, for composite checks.
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        clamp_time(self.clock.now())
     }
 
     #[inline]

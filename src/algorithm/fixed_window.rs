@@ -116,7 +116,7 @@ fn current(state: u64, bits: u32, now_index: u64) -> (u64, u64) {
 /// Rebuilds the numbers from `[now, state, period, phase]`, with the count width in `small`.
 fn explain(d: &Decision) -> Details {
     let [now, state, period, phase] = *d.words();
-    let windows = Windows::from_parts(period, phase);
+    let windows = Windows::new(period, phase);
     let (index, count) = current(state, d.small(), windows.locate(now).0);
     let window_end = Windows::until(now, windows.start(index + 1));
     Details {

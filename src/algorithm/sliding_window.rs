@@ -168,7 +168,7 @@ impl Packed for SlidingWindow {
 /// Rebuilds the numbers from `[now, state, period, phase]`, with the count width in `small`.
 fn explain(d: &Decision) -> Details {
     let [now, state, period, phase] = *d.words();
-    let windows = Windows::from_parts(period, phase);
+    let windows = Windows::new(period, phase);
     let view = View::of(state, d.small(), &windows, now);
     let (limit, p) = (i128::from(d.limit()), i128::from(period));
     // Single requests still admitted: the r-th is admitted iff (r - 1) * period < headroom.

@@ -26,11 +26,6 @@ impl Windows {
         }
     }
 
-    /// Rebuilds the locator from the words a decision stored.
-    pub(crate) fn from_parts(period: u64, phase: u64) -> Windows {
-        Windows::new(period, phase)
-    }
-
     pub(crate) fn period(&self) -> u64 {
         self.period.get()
     }
