@@ -1,14 +1,15 @@
 //! The one CAS loop that applies any packed algorithm to an `AtomicU64`.
 
-use crate::algorithm::engine::{Mode, Packed, Stale, Swap, Sweep};
+use crate::algorithm::engine::{step, Mode, Packed, Stale, Swap, Sweep};
 use crate::decision::Decision;
 use crate::sync::{AtomicU64, Ordering};
 use crate::table::word::{self, OFFSET};
 
-/// Applies `P`'s transition to the state held in `word` as `state + OFFSET_`: load, compute,
-/// `compare_exchange_weak`, and on failure recompute from the value that won. A denial (or a
-/// peek, or a transition that changes nothing) returns without writing, so a flood of denied
-/// requests leaves the cache line shared instead of bouncing it between cores.
+/// Applies `P`'s transition (or, for a hit, [`Packed::hit`]) to the state held in `word` as
+/// `state + OFFSET_`: load, compute, `compare_exchange_weak`, and on failure recompute from the
+/// value that won. A denial (or a peek, or a transition that changes nothing) returns without
+/// writing, so a flood of denied requests leaves the cache line shared instead of bouncing it
+/// between cores.
 ///
 /// A direct limiter stores the bare state (`OFFSET_ = 0`: never stale); a keyed table stores it
 /// above its markers and gets [`Stale`] when the word turns out to be one (the key was swept
@@ -30,9 +31,9 @@ pub(crate) fn apply<P: Packed, const OFFSET_: u64>(
         if current < OFFSET_ {
             return Err(Stale);
         }
-        let (next, decision) = P::transition(current - OFFSET_, now, cost, params);
+        let (next, decision) = step::<P>(current - OFFSET_, now, cost, params, mode);
         let next = match (next, mode) {
-            (Some(next), Mode::Consume) => next + OFFSET_,
+            (Some(next), Mode::Consume | Mode::Hit) => next + OFFSET_,
             _ => return Ok((decision, None)),
         };
         match word.compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Acquire) {

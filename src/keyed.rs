@@ -167,6 +167,17 @@ where
         Ok(self.decide(key, n, Mode::Peek))
     }
 
+    /// Records `n` units for `key` whatever the answer, and says whether they were within the
+    /// limit; see [`Limiter::hit`](crate::Limiter::hit).
+    #[inline]
+    pub fn hit<Q>(&self, key: &Q, n: u32) -> Decision
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.decide(key, n, Mode::Hit)
+    }
+
     /// Refuses a cost that could never be admitted.
     #[inline]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {

@@ -90,6 +90,34 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         Ok(self.decide(n, Mode::Peek))
     }
 
+    /// Records `n` units whatever the answer (a *hit*: a failed login counted after the fact,
+    /// bytes already sent), and says whether they were within the limit.
+    ///
+    /// Beyond the limit the state goes into debt, repaid at the quota's rate; each algorithm's
+    /// documentation says how far (rate algorithms owe the excess; window counts saturate at
+    /// the limit; the log records every unit). A hit beyond the limit is reported as the
+    /// denial one more single request would get: its `retry_after` is when the next request
+    /// is admitted, and `remaining` is 0. Unlike [`check_n`](Self::check_n), any `n` is
+    /// accepted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sluicegate::{Limiter, Quota, algorithm::Gcra, clock::ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let logins = Limiter::<Gcra, _>::with_clock(Quota::per_minute(3), clock.clone())?;
+    /// assert!(logins.hit(2).is_allowed());
+    /// let over = logins.hit(3); // five failed logins: two beyond the quota
+    /// assert!(over.is_denied());
+    /// // The next attempt waits for the two owed plus its own: three intervals of 20 s.
+    /// assert_eq!(over.retry_after(), Some(Duration::from_secs(60)));
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    #[inline]
+    pub fn hit(&self, n: u32) -> Decision {
+        self.decide(n, Mode::Hit)
+    }
+
     /// Refuses a cost that could never be admitted.
     #[inline]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {

@@ -72,8 +72,9 @@ impl LogRing {
         }
     }
 
-    /// Decides a request of `cost` at `now`, logging it if admitted (and not peeking), or
-    /// reports that the ring was retired. A logging check returns the head swap it made.
+    /// Decides a request of `cost` at `now`, logging it if admitted (and not peeking; a hit
+    /// logs it whatever the answer), or reports that the ring was retired. A logging check
+    /// returns the head swap it made.
     pub(crate) fn check(
         &self,
         p: &SlidingLogParams,
@@ -84,12 +85,9 @@ impl LogRing {
         loop {
             let head = self.settled_head()?;
             let seq = head >> SEQ_SHIFT;
-            let snapshot = Snapshot {
-                seq,
-                timestamp: |j: u64| self.slot(p, j).load(Ordering::Acquire) - 1,
-            };
-            let (allowed, at, decision) = decide(&snapshot, p, now, cost);
-            if !allowed || cost == 0 || mode == Mode::Peek {
+            let (allowed, at, decision) = decide(&self.snapshot(p, seq), p, now, cost);
+            let logs = cost > 0 && (mode == Mode::Hit || (allowed && mode == Mode::Consume));
+            if !logs {
                 if self.head.load(Ordering::Acquire) == head {
                     return Ok((decision, None));
                 }
@@ -103,16 +101,36 @@ impl LogRing {
             {
                 continue;
             }
-            for j in seq..seq + u64::from(cost) {
+            let after = seq + u64::from(cost);
+            // Only the newest `limit` entries are ever read: a hit of more overwrites the rest.
+            for j in after.saturating_sub(u64::from(p.limit)).max(seq)..after {
                 self.slot(p, j).store(at + 1, Ordering::Release);
             }
-            let next = (seq + u64::from(cost)) << SEQ_SHIFT;
+            // A hit beyond the limit answers as the single request after it would be answered.
+            let decision = if allowed {
+                decision
+            } else {
+                decide(&self.snapshot(p, after), p, now, 1).2
+            };
+            let next = after << SEQ_SHIFT;
             self.head.store(next, Ordering::Release);
             let swap = Swap {
                 before: head,
                 after: next,
             };
             return Ok((decision, Some(swap)));
+        }
+    }
+
+    /// The log as `seq` entries, read from the slots.
+    fn snapshot<'a>(
+        &'a self,
+        p: &'a SlidingLogParams,
+        seq: u64,
+    ) -> Snapshot<impl Fn(u64) -> u64 + 'a> {
+        Snapshot {
+            seq,
+            timestamp: move |j: u64| self.slot(p, j).load(Ordering::Acquire) - 1,
         }
     }
 

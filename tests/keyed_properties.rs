@@ -22,6 +22,7 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 enum Op {
     Check { gap: u64, key: u64, cost: u32 },
+    Hit { key: u64, cost: u32 },
     Peek { key: u64 },
     Sweep,
 }
@@ -46,6 +47,7 @@ fn ops(quota: Quota, keys: u64) -> impl Strategy<Value = Vec<Op>> {
     let op = prop_oneof![
         12 => (gap, 0..keys, 0u32..=3).prop_map(|(gap, key, cost)| Op::Check { gap, key, cost }),
         2 => (0..keys).prop_map(|key| Op::Peek { key }),
+        2 => (0..keys, 0u32..=12).prop_map(|(key, cost)| Op::Hit { key, cost }),
         1 => Just(Op::Sweep),
     ];
     proptest::collection::vec(op, 1..250)
@@ -82,7 +84,8 @@ fn assert_keyed_equals_models<A: Algorithm, M: Model>(
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
     let (limiter, clock) = keyed::<A>(quota, shards);
-    let horizon = harness::horizon(quota);
+    // Hits may owe up to 12 units each.
+    let horizon = harness::debt_horizon(quota, 12 * ops.len() as u64);
     let mut models: HashMap<u64, M> = HashMap::new();
     // Keys ever consumed (only those are stored; peeks and zero costs store nothing).
     let mut held: HashSet<u64> = HashSet::new();
@@ -122,6 +125,21 @@ fn assert_keyed_equals_models<A: Algorithm, M: Model>(
                 );
                 if decision.is_denied() {
                     let at = probe::first_admission(model, now, cost, horizon).unwrap();
+                    prop_assert_eq!(decision.retry_after(), Some(Duration::from_nanos(at - now)));
+                }
+            }
+            Op::Hit { key, cost } => {
+                let decision = limiter.hit(&key, cost);
+                let model = models.entry(key).or_insert_with(|| M::new(quota));
+                let within = model.hit(now, cost);
+                if cost > 0 {
+                    held.insert(key);
+                }
+                prop_assert_eq!(decision.is_allowed(), within.is_some(), "op {} hit", i);
+                prop_assert_eq!(decision.remaining(), probe::remaining(model, now));
+                if decision.is_denied() {
+                    let horizon = harness::debt_horizon(quota, 12 * ops.len() as u64);
+                    let at = probe::first_admission(model, now, 1, horizon).unwrap();
                     prop_assert_eq!(decision.retry_after(), Some(Duration::from_nanos(at - now)));
                 }
             }
@@ -217,6 +235,12 @@ proptest! {
                     if let Some(one) = direct.get(&key) {
                         prop_assert_eq!(summary(&limiter.peek(&key)), summary(&one.peek()));
                     }
+                }
+                Op::Hit { key, cost } => {
+                    let one = direct.entry(key).or_insert_with(|| {
+                        Limiter::with_clock(q, clock.clone()).unwrap()
+                    });
+                    prop_assert_eq!(summary(&limiter.hit(&key, cost)), summary(&one.hit(cost)));
                 }
                 Op::Sweep => {
                     limiter.sweep();

@@ -20,6 +20,11 @@
 //! Rule, for a request of cost `n` at `now` (in units: `fv = floor(now)`, `cv = ceil(now)`):
 //! admitted iff `max(tat - fv, 0) + n*T <= burst*T`; then `tat = max(tat, cv) + n*T`.
 //!
+//! Hits (recorded whatever the answer): `tat = max(tat, cv) + n*T`, saturating at the end of
+//! the time range plus one burst (`max_tat`), so the debt a hit leaves is repaid at the quota's
+//! rate: after a hit of `n` beyond the burst, the next request waits for `n` emission intervals
+//! more than a full bucket would.
+//!
 //! Ranges: `burst * T` must stay within the 146-year time range, and `tat` within 64 bits;
 //! anything else is refused at construction.
 
@@ -37,6 +42,9 @@ pub struct EmissionParams {
     interval: u64,
     /// `burst * T`.
     capacity: u64,
+    /// The latest `tat` a hit may leave: the end of the time range plus one burst, which
+    /// keeps every check's arithmetic within 64 bits.
+    max_tat: u64,
     limit: u32,
     burst: u32,
     period: u64,
@@ -62,6 +70,7 @@ impl EmissionParams {
                 scale,
                 interval,
                 capacity: capacity as u64,
+                max_tat: scale.max_units() + capacity as u64,
                 limit,
                 burst,
                 period,
@@ -131,6 +140,16 @@ macro_rules! emission_algorithm {
                 $crate::algorithm::emission::transition(tat, now, cost, params, $explain)
             }
 
+            #[inline]
+            fn hit(
+                tat: u64,
+                now: u64,
+                cost: u32,
+                params: &Self::Params,
+            ) -> (Option<u64>, $crate::decision::Decision) {
+                $crate::algorithm::emission::hit(tat, now, cost, params, $explain)
+            }
+
             fn is_fresh(tat: u64, now: u64, params: &Self::Params) -> bool {
                 $crate::algorithm::emission::is_fresh(tat, now, params)
             }
@@ -169,6 +188,33 @@ pub(super) fn transition(
     (
         Some(next),
         Decision::lazy(true, p.limit, cost, p.burst, words(next), explain),
+    )
+}
+
+/// The hit: `tat = max(tat, cv) + n*T` whatever the answer, saturating at `max_tat`. Within
+/// the limit this is exactly [`transition`]; beyond it, the decision is the denial one more
+/// single request would get (its `retry_after` repays the debt).
+#[inline]
+pub(super) fn hit(
+    tat: u64,
+    now: u64,
+    cost: u32,
+    p: &EmissionParams,
+    explain: fn(&Decision) -> Details,
+) -> (Option<u64>, Decision) {
+    if cost <= p.burst {
+        let within = transition(tat, now, cost, p, explain);
+        if within.1.is_allowed() {
+            return within;
+        }
+    }
+    let (_, cv) = p.scale.floor_ceil(now);
+    let need = u64::from(cost).saturating_mul(p.interval);
+    let next = tat.max(cv).saturating_add(need).min(p.max_tat);
+    let words = [now, next, p.interval, p.period];
+    (
+        Some(next),
+        Decision::lazy(false, p.limit, 1, p.burst, words, explain),
     )
 }
 

@@ -8,13 +8,15 @@ use crate::quota::Quota;
 use crate::sync::AtomicU64;
 use std::fmt;
 
-/// Whether a check consumes or only looks.
+/// Whether a check consumes, only looks, or records unconditionally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Consume the cost when allowed.
     Consume,
     /// Answer as `Consume` would, writing nothing.
     Peek,
+    /// Record the cost whatever the answer (see [`Packed::hit`]).
+    Hit,
 }
 
 /// A keyed state that is no longer where the lookup found it (swept, or migrated to a larger
@@ -71,10 +73,15 @@ pub trait Engine: Send + Sync + Sized + 'static {
     // Keyed tables keep one word per key (see `table::word`): a packed state plus `OFFSET`,
     // or for the sliding log a pointer to the key's ring.
 
-    /// The word a new key starts with, having already decided (and, when allowed, consumed)
-    /// its first request of `cost`: the key is published with this word, so the first check of
-    /// a new key costs no CAS. Allocates what the word owns.
-    fn keyed_insert(params: &Self::Params, now: u64, cost: u32) -> (u64, Decision, Option<Swap>);
+    /// The word a new key starts with, having already decided (and, when allowed or hit,
+    /// recorded) its first request of `cost`: the key is published with this word, so the
+    /// first check of a new key costs no CAS. Allocates what the word owns.
+    fn keyed_insert(
+        params: &Self::Params,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+    ) -> (u64, Decision, Option<Swap>);
     /// The decision for a key that has no state yet, as if it were fresh; writes nothing.
     fn keyed_fresh_decision(params: &Self::Params, now: u64, cost: u32) -> Decision;
     /// Decides through a key's word, or reports that the word no longer holds its state.
@@ -122,9 +129,30 @@ pub trait Packed: Send + Sync + Sized + 'static {
         cost: u32,
         params: &Self::Params,
     ) -> (Option<u64>, Decision);
+    /// Records a request of `cost` at `now` whatever the answer (a *hit*): the decision says
+    /// whether it was within the limit. Within the limit it is exactly
+    /// [`transition`](Packed::transition); beyond it the state goes into debt, as far as the
+    /// algorithm's header says (saturating, never wrapping), and the decision is the denial a
+    /// single request would get right after the hit. `None` when nothing changes (cost 0).
+    fn hit(state: u64, now: u64, cost: u32, params: &Self::Params) -> (Option<u64>, Decision);
     /// True when `state` carries no information at `now`: it decides every future request
     /// exactly as the fresh state would.
     fn is_fresh(state: u64, now: u64, params: &Self::Params) -> bool;
+}
+
+/// The pure step a mode takes: [`Packed::hit`] for hits, [`Packed::transition`] otherwise.
+#[inline(always)]
+pub(crate) fn step<P: Packed>(
+    state: u64,
+    now: u64,
+    cost: u32,
+    params: &P::Params,
+    mode: Mode,
+) -> (Option<u64>, Decision) {
+    match mode {
+        Mode::Hit => P::hit(state, now, cost, params),
+        Mode::Consume | Mode::Peek => P::transition(state, now, cost, params),
+    }
 }
 
 /// Implements [`Engine`] for a [`Packed`] algorithm on a [`StateCell`](crate::cell::StateCell).
@@ -174,6 +202,7 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
+                mode: $crate::algorithm::engine::Mode,
             ) -> (
                 u64,
                 $crate::decision::Decision,
@@ -182,9 +211,7 @@ macro_rules! packed_engine {
                 use $crate::table::word::OFFSET;
                 let fresh = <$algorithm as $crate::algorithm::engine::Packed>::fresh(params);
                 let (next, decision) =
-                    <$algorithm as $crate::algorithm::engine::Packed>::transition(
-                        fresh, now, cost, params,
-                    );
+                    $crate::algorithm::engine::step::<$algorithm>(fresh, now, cost, params, mode);
                 match next {
                     Some(next) => {
                         let swap = $crate::algorithm::engine::Swap {

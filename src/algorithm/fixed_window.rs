@@ -13,6 +13,10 @@
 //! ```
 //! Fresh: 0 (window 0, count 0: equivalent to any window with count 0).
 //!
+//! Hits (recorded whatever the answer): the count saturates at `limit`. A window at its limit
+//! denies every request until it ends, whatever it would have counted beyond, so this loses
+//! nothing: hits stay exact.
+//!
 //! Ranges: exact for any quota whose window indices over 146 years fit beside the count:
 //! `(2^62 / period) < 2^(64 - c)`, i.e. the period may be as short as about
 //! `limit / 4` ns. Precision: exact integer arithmetic.
@@ -94,6 +98,19 @@ impl Packed for FixedWindow {
         }
         let next = (index << p.bits) | count;
         (Some(next), decide(true, next))
+    }
+
+    #[inline]
+    fn hit(state: u64, now: u64, cost: u32, p: &FixedWindowParams) -> (Option<u64>, Decision) {
+        let within = Self::transition(state, now, cost, p);
+        if within.1.is_allowed() {
+            return within;
+        }
+        let (index, _) = current(state, p.bits, p.windows.locate(now).0);
+        let next = (index << p.bits) | u64::from(p.limit);
+        let words = [now, next, p.windows.period(), p.windows.phase()];
+        let decision = Decision::lazy(false, p.limit, 1, p.bits, words, explain);
+        ((next != state).then_some(next), decision)
     }
 
     fn is_fresh(state: u64, now: u64, p: &FixedWindowParams) -> bool {

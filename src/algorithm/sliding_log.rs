@@ -13,6 +13,10 @@
 //! entry of the last `limit` must have expired. O(1) per check, O(limit) space;
 //! `remaining` costs a galloping search, O(log remaining) reads.
 //!
+//! Hits (recorded whatever the answer) log every unit. Only the newest `limit` entries are
+//! ever read (they are the newest, so they expire last), so a hit of more than `limit` writes
+//! just those: hits stay exact.
+//!
 //! Ranges: `limit` up to [`SlidingLog::MAX_LIMIT`] (a 128 MiB ring); exact for every period.
 
 use super::divide::Divisor;
@@ -111,9 +115,10 @@ impl Engine for SlidingLog {
         params: &SlidingLogParams,
         now: u64,
         cost: u32,
+        mode: Mode,
     ) -> (u64, Decision, Option<Swap>) {
         let ring = LogRing::new(params.limit);
-        let (decision, swap) = match ring.check(params, now, cost, Mode::Consume) {
+        let (decision, swap) = match ring.check(params, now, cost, mode) {
             Ok(outcome) => outcome,
             Err(Stale) => unreachable!("a new ring is not retired"),
         };
@@ -205,9 +210,12 @@ pub(crate) fn decide<F: Fn(u64) -> u64>(
     let now_eff = newest.map_or(now, |newest| newest.max(now));
     let live = |j: u64| (log.timestamp)(j) + p.period > now_eff;
     // The `cost`-th oldest of the last `limit` entries must have expired; unit j lives until
-    // timestamp + period (half-open).
-    let blocking = (seq + u64::from(cost)).checked_sub(limit + 1);
-    let allowed = cost == 0 || blocking.is_none_or(|j| !live(j));
+    // timestamp + period (half-open). A cost above the limit (only hits have one) never fits,
+    // and has no logged entry to wait for.
+    let blocking = (seq + u64::from(cost))
+        .checked_sub(limit + 1)
+        .filter(|&j| j < seq);
+    let allowed = cost == 0 || (u64::from(cost) <= limit && blocking.is_none_or(|j| !live(j)));
 
     let after = if allowed { seq + u64::from(cost) } else { seq };
     let window_start = after.saturating_sub(limit);

@@ -11,6 +11,11 @@
 //! instant of a window the previous one still weighs fully, so with `1/day` a lone request is
 //! next admitted one nanosecond into the following day.
 //!
+//! Hits (recorded whatever the answer): each window's count saturates at `limit`, so a hit
+//! beyond the limit records a full window: the current window denies until it ends, and the
+//! debt carried into the next window is at most one full window (it weighs `limit` there,
+//! fading as usual).
+//!
 //! Layout (`c = bits(limit)`):
 //! ```text
 //! [63 .. 2c]    window index (counted from the window holding the clock's epoch)
@@ -157,6 +162,21 @@ impl Packed for SlidingWindow {
         let bits = p.bits;
         let next = (view.index << (2 * bits)) | (view.prev << bits) | (view.curr + u64::from(cost));
         (Some(next), decide(true, next))
+    }
+
+    #[inline]
+    fn hit(state: u64, now: u64, cost: u32, p: &SlidingWindowParams) -> (Option<u64>, Decision) {
+        let within = Self::transition(state, now, cost, p);
+        if within.1.is_allowed() {
+            return within;
+        }
+        let view = View::of(state, p.bits, &p.windows, now);
+        let curr = (view.curr + u64::from(cost)).min(u64::from(p.limit));
+        let bits = p.bits;
+        let next = (view.index << (2 * bits)) | (view.prev << bits) | curr;
+        let words = [now, next, p.windows.period(), p.windows.phase()];
+        let decision = Decision::lazy(false, p.limit, 1, p.bits, words, explain);
+        ((next != state).then_some(next), decision)
     }
 
     fn is_fresh(state: u64, now: u64, p: &SlidingWindowParams) -> bool {

@@ -20,6 +20,11 @@
 //! request at any moment (never accumulating: the lag does not grow with the number of
 //! requests or periods).
 //!
+//! Hits (recorded whatever the answer): a hit beyond the tokens available takes them all and
+//! owes the rest, which is kept as a refill timestamp in the future (tokens 0, refilling only
+//! from then), saturating at the end of the time range. So debt is repaid at the refill rate,
+//! exactly as an exact bucket whose tokens went negative.
+//!
 //! Ranges: needs `k >= 1`, which holds when `burst * limit` is at most roughly
 //! `period in ns / 8`: e.g. up to about 11,000/second with `burst = limit`, 86,000/minute,
 //! 670,000/hour, any `1/day`. Larger quotas are refused at construction; [`Gcra`](super::Gcra)
@@ -166,6 +171,35 @@ impl Packed for TokenBucket {
             p.pack(fv.max(stamp), available - need)
         };
         (Some(next), decide(true, next))
+    }
+
+    #[inline]
+    fn hit(state: u64, now: u64, cost: u32, p: &TokenBucketParams) -> (Option<u64>, Decision) {
+        if cost <= p.burst {
+            let within = Self::transition(state, now, cost, p);
+            if within.1.is_allowed() {
+                return within;
+            }
+        }
+        let (fv, cv) = p.scale.floor_ceil_inlined(now);
+        let (stamp, tokens) = p.unpack(state);
+        let available = p.available(stamp, tokens, fv);
+        // Refilling restarts where a check would restart it (see `transition`), then waits out
+        // the tokens owed beyond those available.
+        let base = if available == p.full {
+            cv.max(stamp)
+        } else {
+            fv.max(stamp)
+        };
+        let owed = (u128::from(cost) << p.k) - u128::from(available);
+        let stamp = saturate_u64(u128::from(base) + owed).min(p.scale.max_units());
+        let next = p.pack(stamp, 0);
+        let shape = p.k | (p.width << 8);
+        let words = [now, next, p.period, u64::from(shape)];
+        (
+            Some(next),
+            Decision::lazy(false, p.limit, 1, p.burst, words, explain),
+        )
     }
 
     fn is_fresh(state: u64, now: u64, p: &TokenBucketParams) -> bool {

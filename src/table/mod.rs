@@ -89,7 +89,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     {
         let guard = self.domain.pin();
         let (decision, _) = self.reserve(key, now, cost, mode, &guard);
-        if mode == Mode::Consume {
+        if mode != Mode::Peek {
             guard.count(decision.is_allowed());
         }
         decision
@@ -162,7 +162,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                 None if cost == 0 || mode == Mode::Peek => {
                     return (A::keyed_fresh_decision(&self.params, now, cost), None);
                 }
-                None => match shard.insert(&self.context(), local, key, (now, cost), guard) {
+                None => match shard.insert(&self.context(), local, key, (now, cost, mode), guard) {
                     Some(Insert::Existing(slot)) => slot,
                     Some(Insert::New(slot, decision, swap)) => {
                         return (decision, swap.map(|swap| (&slot.word, swap)));

@@ -15,7 +15,7 @@
 
 use super::array::{Array, Lookup, Slot};
 use super::word::{self, MOVED};
-use crate::algorithm::engine::{Engine, Swap, Sweep};
+use crate::algorithm::engine::{Engine, Mode, Swap, Sweep};
 use crate::decision::Decision;
 use crate::reclaim::{Domain, Guard};
 use crate::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
@@ -125,14 +125,15 @@ impl<K, A: Engine> Shard<K, A> {
         self.len.load(Ordering::Relaxed)
     }
 
-    /// Inserts `key` with its first request of `cost` already decided, unless another thread
-    /// just inserted it; `None` when the shard holds `max_live` keys that a sweep cannot free.
+    /// Inserts `key` with its first request of `cost` already decided (in `mode`), unless
+    /// another thread just inserted it; `None` when the shard holds `max_live` keys that a
+    /// sweep cannot free.
     pub(super) fn insert<'g, Q, S>(
         &self,
         ctx: &Context<'_, A, S>,
         hash: u64,
         key: &Q,
-        (now, cost): (u64, u32),
+        (now, cost, mode): (u64, u32, Mode),
         guard: &'g Guard<'_>,
     ) -> Option<Insert<'g, K>>
     where
@@ -153,7 +154,7 @@ impl<K, A: Engine> Shard<K, A> {
                 return None;
             }
         }
-        let (word, decision, swap) = A::keyed_insert(ctx.params, now, cost);
+        let (word, decision, swap) = A::keyed_insert(ctx.params, now, cost, mode);
         let slot = array.insert(hash, key.to_owned(), word);
         inner.live += 1;
         self.len.store(inner.live, Ordering::Relaxed);

@@ -8,11 +8,13 @@ use sluicegate::clock::ManualClock;
 use sluicegate::{Decision, Limiter, Quota};
 use std::time::Duration;
 
-/// One request: how long after the previous one it comes, and its cost.
+/// One request: how long after the previous one it comes, its cost, and whether it is a hit
+/// (recorded whatever the answer) rather than a check.
 #[derive(Debug, Clone, Copy)]
 pub struct Step {
     pub gap: u64,
     pub cost: u32,
+    pub hit: bool,
 }
 
 /// A small random quota: limits and bursts up to 15, periods from 1 µs to 10 s, biased toward
@@ -52,11 +54,32 @@ fn gap(quota: Quota) -> impl Strategy<Value = u64> {
     ]
 }
 
-/// A trace of up to `len` requests with costs up to `max_cost` (mostly 1, sometimes 0).
+/// A trace of up to `len` checks with costs up to `max_cost` (mostly 1, sometimes 0).
 pub fn trace(quota: Quota, max_cost: u32, len: usize) -> impl Strategy<Value = Vec<Step>> {
     let cost = prop_oneof![6 => Just(1u32), 1 => Just(0u32), 3 => 0..=max_cost];
     proptest::collection::vec(
-        (gap(quota), cost).prop_map(|(gap, cost)| Step { gap, cost }),
+        (gap(quota), cost).prop_map(|(gap, cost)| Step {
+            gap,
+            cost,
+            hit: false,
+        }),
+        1..len,
+    )
+}
+
+/// A trace of checks (costs up to `max_cost`) with hits mixed in (one in six, costs up to
+/// three times `max_cost`, so that some go well beyond the limit).
+pub fn trace_with_hits(
+    quota: Quota,
+    max_cost: u32,
+    len: usize,
+) -> impl Strategy<Value = Vec<Step>> {
+    let check = prop_oneof![6 => Just(1u32), 1 => Just(0u32), 3 => 0..=max_cost]
+        .prop_map(|cost| (cost, false));
+    let hit = (0..=3 * max_cost).prop_map(|cost| (cost, true));
+    let kind = prop_oneof![5 => check, 1 => hit];
+    proptest::collection::vec(
+        (gap(quota), kind).prop_map(|(gap, (cost, hit))| Step { gap, cost, hit }),
         1..len,
     )
 }
@@ -75,11 +98,19 @@ pub fn limiter<A: Algorithm>(quota: Quota, start: u64) -> (Limiter<A, ManualCloc
     (limiter, clock)
 }
 
-/// How far ahead a probe may need to look: a full refill plus two windows.
+/// How far ahead a probe may need to look: a full refill plus two windows (times the hits'
+/// debt, where hits may owe more than a burst: see [`debt_horizon`]).
 pub fn horizon(quota: Quota) -> u64 {
     let p = quota.period().as_nanos() as u64;
     let refill = p * u64::from(quota.burst()) / u64::from(quota.limit());
     2 * refill + 3 * p + 4
+}
+
+/// [`horizon`] widened for a trace whose hits so far total `hit_cost`: each unit of debt
+/// takes at most one emission interval to repay.
+pub fn debt_horizon(quota: Quota, hit_cost: u64) -> u64 {
+    let p = quota.period().as_nanos() as u64;
+    horizon(quota) + hit_cost * p.div_ceil(u64::from(quota.limit()))
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -99,7 +130,9 @@ pub fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration
 
 /// Runs `trace` through the limiter and the model and requires identical decisions and
 /// identical numbers: `remaining`, `retry_after`, `reset_after` and `wait` must equal what
-/// probing the model finds; `peek` must answer exactly as the check that follows it.
+/// probing the model finds; `peek` must answer exactly as the check that follows it. A hit
+/// must be within the limit exactly when the model says so, and its numbers are those of the
+/// model after the hit (its `retry_after` is the next single request's).
 pub fn assert_identical<A: Algorithm, M: Model>(
     quota: Quota,
     start: u64,
@@ -107,27 +140,34 @@ pub fn assert_identical<A: Algorithm, M: Model>(
 ) -> Result<(), TestCaseError> {
     let (limiter, clock) = limiter::<A>(quota, start);
     let mut model = M::new(quota);
-    let horizon = horizon(quota);
+    let mut hit_cost = 0;
     let mut now = start;
     for (i, step) in trace.iter().enumerate() {
         now += step.gap;
         clock.set_nanos(now);
-        let peeked = limiter.peek_n(step.cost).unwrap();
-        let decision = limiter.check_n(step.cost).unwrap();
-        prop_assert_eq!(
-            summary(&peeked),
-            summary(&decision),
-            "peek differs at step {}",
-            i
-        );
-        let expected = model.check(now, step.cost);
+        let (decision, expected, retry_cost) = if step.hit {
+            hit_cost += u64::from(step.cost);
+            (limiter.hit(step.cost), model.hit(now, step.cost), 1)
+        } else {
+            let peeked = limiter.peek_n(step.cost).unwrap();
+            let decision = limiter.check_n(step.cost).unwrap();
+            prop_assert_eq!(
+                summary(&peeked),
+                summary(&decision),
+                "peek differs at step {}",
+                i
+            );
+            (decision, model.check(now, step.cost), step.cost)
+        };
+        let horizon = debt_horizon(quota, hit_cost);
         prop_assert_eq!(
             decision.is_allowed(),
             expected.is_some(),
-            "step {} at {} cost {}: {:?} vs model {:?}",
+            "step {} at {} cost {} hit {}: {:?} vs model {:?}",
             i,
             now,
             step.cost,
+            step.hit,
             decision,
             model
         );
@@ -151,7 +191,7 @@ pub fn assert_identical<A: Algorithm, M: Model>(
             i
         );
         if decision.is_denied() {
-            let at = probe::first_admission(&model, now, step.cost, horizon)
+            let at = probe::first_admission(&model, now, retry_cost, horizon)
                 .expect("admissible within the horizon");
             prop_assert_eq!(
                 decision.retry_after(),

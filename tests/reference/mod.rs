@@ -17,6 +17,9 @@ pub trait Model: Clone + std::fmt::Debug {
     /// Decides a request of `cost` at `now`: `Some(wait in ns)` when admitted (the wait is 0
     /// except for the leaky bucket), `None` when denied. Admission consumes.
     fn check(&mut self, now: u64, cost: u32) -> Option<u64>;
+    /// Records a request of `cost` at `now` whatever the answer (a hit): returns what `check`
+    /// would have, and keeps the cost even when that is `None` (the state goes into debt).
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64>;
     /// True when the state at `t` carries no information: a full bucket, an empty window, an
     /// empty log.
     fn is_fresh_at(&self, t: u64) -> bool;
@@ -64,6 +67,14 @@ impl Model for GcraModel {
         Some(0)
     }
 
+    /// A hit owes its whole cost: `tat` moves on by `n*T` whether or not it conformed.
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.clone().check(now, cost);
+        let now_l = u128::from(now) * self.l;
+        self.tat_l = self.tat_l.max(now_l) + u128::from(cost) * self.p;
+        within
+    }
+
     fn is_fresh_at(&self, t: u64) -> bool {
         self.tat_l <= u128::from(t) * self.l
     }
@@ -105,6 +116,14 @@ impl Model for LeakyModel {
         Some((departs.div_ceil(self.l) - u128::from(now)) as u64)
     }
 
+    /// A hit takes its slots whether or not the queue had room for them.
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.clone().check(now, cost);
+        let now_l = u128::from(now) * self.l;
+        self.next_l = self.next_l.max(now_l) + u128::from(cost) * self.p;
+        within
+    }
+
     fn is_fresh_at(&self, t: u64) -> bool {
         self.next_l <= u128::from(t) * self.l
     }
@@ -121,20 +140,20 @@ pub struct TokenBucketModel {
     l: u128,
     b: u128,
     p: u128,
-    /// tokens * P.
-    tokens_p: u128,
+    /// tokens * P; negative after a hit took more than the bucket held.
+    tokens_p: i128,
     last: u64,
 }
 
 impl TokenBucketModel {
-    fn refilled(&self, now: u64) -> u128 {
-        let elapsed = u128::from(now.saturating_sub(self.last));
-        (self.tokens_p + elapsed * self.l).min(self.b * self.p)
+    fn refilled(&self, now: u64) -> i128 {
+        let elapsed = i128::from(now.saturating_sub(self.last));
+        (self.tokens_p + elapsed * self.l as i128).min((self.b * self.p) as i128)
     }
 
     /// Tokens at `now`, as a fraction of one token: (numerator, denominator P).
-    pub fn tokens_at(&self, now: u64) -> (u128, u128) {
-        (self.refilled(now), self.p)
+    pub fn tokens_at(&self, now: u64) -> (i128, i128) {
+        (self.refilled(now), self.p as i128)
     }
 }
 
@@ -145,7 +164,7 @@ impl Model for TokenBucketModel {
             l,
             b,
             p,
-            tokens_p: b * p,
+            tokens_p: (b * p) as i128,
             last: 0,
         }
     }
@@ -154,16 +173,25 @@ impl Model for TokenBucketModel {
         let tokens = self.refilled(now);
         self.tokens_p = tokens;
         self.last = self.last.max(now);
-        let need = u128::from(cost) * self.p;
-        if tokens < need {
+        let need = i128::from(cost) * self.p as i128;
+        if tokens < need && cost > 0 {
             return None;
         }
         self.tokens_p -= need;
         Some(0)
     }
 
+    /// A hit takes its tokens whether or not they were there: the bucket goes negative.
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.check(now, cost);
+        if within.is_none() {
+            self.tokens_p -= i128::from(cost) * self.p as i128;
+        }
+        within
+    }
+
     fn is_fresh_at(&self, t: u64) -> bool {
-        self.refilled(t) == self.b * self.p
+        self.refilled(t) == (self.b * self.p) as i128
     }
 
     fn capacity(&self) -> u32 {
@@ -190,12 +218,22 @@ impl Model for FixedWindowModel {
     }
 
     fn check(&mut self, now: u64, cost: u32) -> Option<u64> {
+        if cost == 0 {
+            return Some(0);
+        }
         let count = self.counts.entry(now / self.p).or_insert(0);
         if *count + u64::from(cost) > self.l {
             return None;
         }
         *count += u64::from(cost);
         Some(0)
+    }
+
+    /// A hit counts in its window whether or not it fitted.
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.clone().check(now, cost);
+        *self.counts.entry(now / self.p).or_insert(0) += u64::from(cost);
+        within
     }
 
     fn is_fresh_at(&self, t: u64) -> bool {
@@ -250,6 +288,15 @@ impl Model for SlidingWindowModel {
         Some(0)
     }
 
+    /// A hit counts in its window whether or not it fitted; a window holds at most `L` (the
+    /// documented saturation: a hit beyond the limit records a full window).
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.clone().check(now, cost);
+        let count = self.counts.entry(now / self.p).or_insert(0);
+        *count = (*count + u64::from(cost)).min(self.l as u64);
+        within
+    }
+
     fn is_fresh_at(&self, t: u64) -> bool {
         let (prev, curr, _) = self.counts_at(t);
         prev == 0 && curr == 0
@@ -279,12 +326,22 @@ impl Model for SlidingLogModel {
     }
 
     fn check(&mut self, now: u64, cost: u32) -> Option<u64> {
+        if cost == 0 {
+            return Some(0);
+        }
         let live = self.log.iter().filter(|&&s| s + self.p > now).count();
         if live + cost as usize > self.l {
             return None;
         }
         self.log.extend(std::iter::repeat_n(now, cost as usize));
         Some(0)
+    }
+
+    /// A hit logs every unit whether or not it fitted.
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.clone().check(now, cost);
+        self.log.extend(std::iter::repeat_n(now, cost as usize));
+        within
     }
 
     fn is_fresh_at(&self, t: u64) -> bool {
