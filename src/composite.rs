@@ -285,7 +285,7 @@ fn reserve_from(limits: &[&dyn Limit], cost: u32, mode: Mode, summary: &mut Summ
 
 /// The tightest remaining and the longest times among the limits' decisions.
 #[derive(Default)]
-struct Summary {
+pub(crate) struct Summary {
     remaining: Option<(u32, u32)>,
     retry_after: u64,
     reset_after: u64,
@@ -294,14 +294,18 @@ struct Summary {
 }
 
 impl Summary {
-    fn add_remaining(&mut self, d: &Decision) {
-        let tighter = self.remaining.is_none_or(|(r, _)| d.remaining() < r);
-        if tighter {
-            self.remaining = Some((d.remaining(), d.limit()));
+    pub(crate) fn add_remaining(&mut self, d: &Decision) {
+        self.add_remaining_value(d.remaining(), d.limit());
+    }
+
+    /// A limit with `remaining` left of `limit`.
+    pub(crate) fn add_remaining_value(&mut self, remaining: u32, limit: u32) {
+        if self.remaining.is_none_or(|(r, _)| remaining < r) {
+            self.remaining = Some((remaining, limit));
         }
     }
 
-    fn add_times(&mut self, d: &Decision) {
+    pub(crate) fn add_times(&mut self, d: &Decision) {
         let nanos = |t: std::time::Duration| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
         if let Some(retry) = d.retry_after() {
             self.retry_after = self.retry_after.max(nanos(retry));
@@ -311,7 +315,7 @@ impl Summary {
         self.wait = self.wait.max(nanos(d.wait()));
     }
 
-    fn decision(&self, allowed: bool) -> Decision {
+    pub(crate) fn decision(&self, allowed: bool) -> Decision {
         let (remaining, limit) = self.remaining.unwrap_or((u32::MAX, u32::MAX));
         if !allowed && self.table_full {
             return Decision::table_full(limit);

@@ -71,6 +71,29 @@ impl Decision {
         }
     }
 
+    /// A decision made elsewhere, from its numbers: for a [`Backend`](crate::backend::Backend)
+    /// outside this crate. `retry_after` is only kept for a denial.
+    pub fn new(
+        allowed: bool,
+        limit: u32,
+        remaining: u32,
+        retry_after: Option<Duration>,
+        reset_after: Duration,
+        wait: Duration,
+    ) -> Decision {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Decision::eager(
+            allowed,
+            limit,
+            Details {
+                remaining,
+                retry_after: retry_after.map_or(0, nanos),
+                reset_after: nanos(reset_after),
+                wait: nanos(wait),
+            },
+        )
+    }
+
     /// A decision whose details are already known.
     pub(crate) fn eager(allowed: bool, limit: u32, details: Details) -> Decision {
         Decision::lazy(

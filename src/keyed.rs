@@ -4,7 +4,7 @@ mod builder;
 
 pub use builder::KeyedBuilder;
 
-use crate::algorithm::engine::Mode;
+use crate::algorithm::engine::{Mode, Swap};
 use crate::algorithm::{clamp_time, Algorithm, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
@@ -131,7 +131,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.decide(key, 1, Mode::Consume)
+        self.decide_mode(key, 1, Mode::Consume)
     }
 
     /// Decides a request of cost `n` for `key`; see [`Limiter::check_n`](crate::Limiter::check_n).
@@ -142,7 +142,7 @@ where
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         self.fits(n)?;
-        Ok(self.decide(key, n, Mode::Consume))
+        Ok(self.decide_mode(key, n, Mode::Consume))
     }
 
     /// The decision [`check`](Self::check) would return now, consuming nothing (and not
@@ -153,7 +153,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.decide(key, 1, Mode::Peek)
+        self.decide_mode(key, 1, Mode::Peek)
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
@@ -164,7 +164,7 @@ where
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         self.fits(n)?;
-        Ok(self.decide(key, n, Mode::Peek))
+        Ok(self.decide_mode(key, n, Mode::Peek))
     }
 
     /// Records `n` units for `key` whatever the answer, and says whether they were within the
@@ -175,7 +175,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.decide(key, n, Mode::Hit)
+        self.decide_mode(key, n, Mode::Hit)
     }
 
     /// Refuses a cost that could never be admitted.
@@ -200,13 +200,36 @@ where
     }
 
     #[inline]
-    fn decide<Q>(&self, key: &Q, cost: u32, mode: Mode) -> Decision
+    pub(crate) fn decide_mode<Q>(&self, key: &Q, cost: u32, mode: Mode) -> Decision
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let now = clamp_time(self.clock.now());
         self.table.check(key, now, cost, mode)
+    }
+
+    /// A consuming check that also returns the swap to [`undo_key`](Self::undo_key) it with.
+    pub(crate) fn reserve_key<Q>(&self, key: &Q, cost: u32) -> (Decision, Option<Swap>)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let guard = self.table.pin();
+        let (decision, held) = self
+            .table
+            .reserve(key, self.now(), cost, Mode::Consume, &guard);
+        guard.count(decision.is_allowed());
+        (decision, held.map(|(_, swap)| swap))
+    }
+
+    /// Reverts `swap` on `key`'s state if nothing has written it since.
+    pub(crate) fn undo_key<Q>(&self, key: &Q, swap: Swap) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.table.undo_key(key, swap)
     }
 
     /// Drops every key whose state is back to fresh (it would decide exactly as a new key)

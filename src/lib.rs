@@ -38,6 +38,8 @@
 //! - [`Limiter`]: one state; [`KeyedLimiter`]: a state per key (users, IPs, tokens), in a
 //!   sharded lock-free table with bounded memory; [`Composite`]: several limits at once.
 //! - [`Decision`]: the answer.
+//! - [`backend`]: the seam every backend implements ([`Backend`](backend::Backend)), so that
+//!   the HTTP layer, composites and waiting take an in-process limiter or a shared one alike.
 //!
 //! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
 //! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the
@@ -52,18 +54,31 @@
 )]
 
 pub mod algorithm;
+pub mod backend;
 mod cell;
 pub mod clock;
 mod composite;
+#[cfg(feature = "serde")]
+mod config;
 mod decision;
+pub mod dynamic;
 mod error;
+#[cfg(feature = "http")]
+pub mod http;
 mod keyed;
 mod limiter;
 mod log_ring;
+pub mod policy;
 mod quota;
 mod reclaim;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod sync;
 mod table;
+pub mod telemetry;
+pub mod tiers;
+#[cfg(feature = "tokio")]
+mod wait;
 
 pub use composite::{Composite, Keyed, Limit};
 pub use decision::Decision;

@@ -113,13 +113,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         K: Borrow<Q> + Hash + Clone + 'g,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let hash = self.hasher.hash_one(key);
-        let shard = &self.shards[if self.shard_bits == 0 {
-            0
-        } else {
-            (hash >> (64 - self.shard_bits)) as usize
-        }];
-        let local = hash << self.shard_bits;
+        let (shard, local) = self.locate(key);
         if let Lookup::Found(slot) = shard.current(guard).find(local, key) {
             if let Ok((decision, swap)) = A::keyed_check(&slot.word, &self.params, now, cost, mode)
             {
@@ -127,6 +121,18 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             }
         }
         self.reserve_slow(shard, local, key, (now, cost, mode), guard)
+    }
+
+    /// The key's shard (by the top bits of its hash) and the hash bits that place it there.
+    #[inline]
+    fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&Shard<K, A>, u64) {
+        let hash = self.hasher.hash_one(key);
+        let shard = &self.shards[if self.shard_bits == 0 {
+            0
+        } else {
+            (hash >> (64 - self.shard_bits)) as usize
+        }];
+        (shard, hash << self.shard_bits)
     }
 
     /// The rest of [`reserve`](Self::reserve): a migration in progress, a swept key, a new key.
@@ -183,6 +189,29 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     /// Reverts a swap from [`reserve`](Self::reserve) if nothing has written since.
     pub(crate) fn undo(&self, word: &AtomicU64, swap: Swap) -> bool {
         A::keyed_undo(word, swap)
+    }
+
+    /// [`undo`](Self::undo) for a caller no longer pinned since its reserve: finds the key's
+    /// word again (a migration copies words unchanged, so the swap still applies there).
+    pub(crate) fn undo_key<Q>(&self, key: &Q, swap: Swap) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let guard = self.domain.pin();
+        let (shard, local) = self.locate(key);
+        let mut array = shard.current(&guard);
+        loop {
+            match array.find(local, key) {
+                Lookup::Found(slot) => return A::keyed_undo(&slot.word, swap),
+                Lookup::Absent => return false,
+                // SAFETY: pinned; a moved slot's array always has a successor.
+                Lookup::Moved => match unsafe { array.next() } {
+                    Some(next) => array = next,
+                    None => return false,
+                },
+            }
+        }
     }
 
     /// Removes every key whose state is fresh at `now`; returns how many.

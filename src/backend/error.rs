@@ -1,0 +1,78 @@
+//! [`BackendError`]: why a backend could not decide.
+
+use crate::error::CapacityError;
+use std::error::Error;
+use std::fmt;
+
+/// What kind of failure a [`BackendError`] is, so that callers (the HTTP layer's
+/// `on_backend_error`, a fallback) can choose what to do without parsing messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BackendErrorKind {
+    /// The cost can never be admitted: it exceeds the limit's capacity. The caller's fault,
+    /// not the backend's; waiting does not help.
+    Capacity,
+    /// The backend did not answer within its timeout.
+    Timeout,
+    /// The backend could not be reached (connection refused or lost).
+    Unavailable,
+    /// The backend answered with an error: a key holding something else, a script error.
+    Rejected,
+}
+
+impl fmt::Display for BackendErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendErrorKind::Capacity => "request exceeds the limit's capacity",
+            BackendErrorKind::Timeout => "backend timed out",
+            BackendErrorKind::Unavailable => "backend unavailable",
+            BackendErrorKind::Rejected => "backend rejected the request",
+        })
+    }
+}
+
+/// Why a [`Backend`](super::Backend) could not decide: a [kind](BackendErrorKind) and the
+/// backend's own error as the [`source`](Error::source).
+#[derive(Debug)]
+pub struct BackendError {
+    kind: BackendErrorKind,
+    source: Box<dyn Error + Send + Sync + 'static>,
+}
+
+impl BackendError {
+    /// An error of `kind`, caused by `source`.
+    pub fn new(kind: BackendErrorKind, source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+        BackendError {
+            kind,
+            source: source.into(),
+        }
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> BackendErrorKind {
+        self.kind
+    }
+
+    /// The backend's own error, to downcast (e.g. to a `RedisError`).
+    pub fn inner(&self) -> &(dyn Error + Send + Sync + 'static) {
+        &*self.source
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.source)
+    }
+}
+
+impl Error for BackendError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+impl From<CapacityError> for BackendError {
+    fn from(error: CapacityError) -> Self {
+        BackendError::new(BackendErrorKind::Capacity, error)
+    }
+}

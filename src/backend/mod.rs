@@ -1,0 +1,245 @@
+//! The seam between backends: one small trait, [`Backend`], that the in-process limiters
+//! ([`KeyedLimiter`](crate::KeyedLimiter), [`Limiter`](crate::Limiter)) and the Redis one
+//! implement, so that the HTTP layer, composites across backends and async waiting take any
+//! of them.
+//!
+//! The trait is async-friendly without costing the in-process path anything: a call returns a
+//! [`Call`], a future that an in-process backend has already completed (no allocation, no
+//! executor needed: [`Call::now`] reads it), and that a remote backend fills with its round
+//! trip. The core crate needs no async runtime for any of this.
+//!
+//! ```
+//! use sluicegate::backend::{Backend, Op};
+//! use sluicegate::{KeyedLimiter, Quota};
+//!
+//! fn admit(limit: &dyn Backend<str>, client: &str) -> bool {
+//!     // In-process: the answer is already there, no executor needed.
+//!     match limit.decide(client, 1, Op::Check).now() {
+//!         Ok(Ok(decision)) => decision.is_allowed(),
+//!         Ok(Err(_)) | Err(_) => false,
+//!     }
+//! }
+//!
+//! let per_client = KeyedLimiter::<String>::new(Quota::per_second(1))?;
+//! assert!(admit(&per_client, "10.0.0.1"));
+//! assert!(!admit(&per_client, "10.0.0.1"));
+//! # Ok::<(), sluicegate::QuotaError>(())
+//! ```
+
+mod all_of;
+mod call;
+mod error;
+
+pub use all_of::{all_of, Member};
+pub use call::Call;
+pub use error::{BackendError, BackendErrorKind};
+
+use crate::algorithm::engine::{Mode, Swap};
+use crate::algorithm::Algorithm;
+use crate::clock::Clock;
+use crate::decision::Decision;
+use crate::keyed::KeyedLimiter;
+use crate::limiter::Limiter;
+use crate::quota::Quota;
+use std::any::Any;
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+/// What a [`Backend::decide`] call asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Decide, consuming the cost when allowed (`check_n`). Fails with
+    /// [`BackendErrorKind::Capacity`] when the cost exceeds [`Backend::max_cost`].
+    Check,
+    /// The answer `Check` would give, consuming nothing (`peek_n`).
+    Peek,
+    /// Record the cost whatever the answer (`hit`); any cost is accepted.
+    Hit,
+}
+
+impl Op {
+    pub(crate) fn mode(self) -> Mode {
+        match self {
+            Op::Check => Mode::Consume,
+            Op::Peek => Mode::Peek,
+            Op::Hit => Mode::Hit,
+        }
+    }
+}
+
+/// A rate limit reachable through the seam: a quota per key `Q`, decided in process or
+/// remotely. Object safe: `&dyn Backend<str>` holds any of them.
+///
+/// Implement [`decide`](Self::decide), [`quota`](Self::quota) and
+/// [`max_cost`](Self::max_cost); implement [`reserve`](Self::reserve) and
+/// [`undo`](Self::undo) too if consumptions can be undone, which lets [`all_of`] keep a
+/// composite's denial from consuming anything even when it races (without them, a racing
+/// composite errs toward denying).
+pub trait Backend<Q: ?Sized>: Send + Sync {
+    /// The quota each key gets.
+    fn quota(&self) -> Quota;
+
+    /// The largest cost one check can be allowed (the burst, or the limit for windows).
+    fn max_cost(&self) -> u32;
+
+    /// Decides `op` for a request of `cost` on `key`.
+    fn decide<'a>(&'a self, key: &'a Q, cost: u32, op: Op) -> Call<'a>;
+
+    /// Like `decide(key, cost, Op::Check)`, also returning what [`undo`](Self::undo) needs.
+    fn reserve<'a>(&'a self, key: &'a Q, cost: u32) -> Call<'a, Reservation> {
+        let call = self.decide(key, cost, Op::Check);
+        Call::new(async move {
+            Ok(Reservation {
+                decision: call.await?,
+                receipt: Receipt::none(),
+            })
+        })
+    }
+
+    /// Reverts a reservation if nothing has been recorded on `key` since; `false` (changing
+    /// nothing) otherwise, or when the backend cannot undo.
+    fn undo<'a>(&'a self, key: &'a Q, receipt: Receipt) -> Call<'a, bool> {
+        let _ = (key, receipt);
+        Call::ready(Ok(false))
+    }
+
+    /// `decide(key, 1, Op::Check)`.
+    fn check<'a>(&'a self, key: &'a Q) -> Call<'a> {
+        self.decide(key, 1, Op::Check)
+    }
+
+    /// `decide(key, 1, Op::Peek)`.
+    fn peek<'a>(&'a self, key: &'a Q) -> Call<'a> {
+        self.decide(key, 1, Op::Peek)
+    }
+
+    /// `decide(key, n, Op::Hit)`.
+    fn hit<'a>(&'a self, key: &'a Q, n: u32) -> Call<'a> {
+        self.decide(key, n, Op::Hit)
+    }
+}
+
+/// A consuming decision and what undoing it takes.
+#[derive(Debug)]
+pub struct Reservation {
+    /// The decision; only an allowed one consumed anything.
+    pub decision: Decision,
+    /// What [`Backend::undo`] needs.
+    pub receipt: Receipt,
+}
+
+/// What undoing a [`Reservation`] takes; opaque to everyone but the backend that made it.
+pub struct Receipt(Option<Box<dyn Any + Send + Sync>>);
+
+impl Receipt {
+    /// A receipt that undoes nothing.
+    pub fn none() -> Receipt {
+        Receipt(None)
+    }
+
+    /// A receipt carrying a backend's own undo data.
+    pub fn new(data: impl Any + Send + Sync) -> Receipt {
+        Receipt(Some(Box::new(data)))
+    }
+
+    /// The undo data, if this receipt carries a `T`.
+    pub fn downcast<T: Any>(self) -> Option<T> {
+        self.0?.downcast().ok().map(|data| *data)
+    }
+}
+
+impl fmt::Debug for Receipt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Receipt(..)"
+        } else {
+            "Receipt(none)"
+        })
+    }
+}
+
+/// Refuses what no wait can ever admit.
+fn fits(cost: u32, max: u32, op: Op) -> Result<(), BackendError> {
+    if op != Op::Hit && cost > max {
+        return Err(crate::error::CapacityError::new(cost, max).into());
+    }
+    Ok(())
+}
+
+impl<K, Q, A, C, S> Backend<Q> for KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + Borrow<Q>,
+    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher + Send + Sync,
+{
+    fn quota(&self) -> Quota {
+        KeyedLimiter::quota(self)
+    }
+
+    fn max_cost(&self) -> u32 {
+        KeyedLimiter::max_cost(self)
+    }
+
+    #[inline]
+    fn decide<'a>(&'a self, key: &'a Q, cost: u32, op: Op) -> Call<'a> {
+        Call::ready(
+            fits(cost, self.max_cost(), op).map(|()| self.decide_mode(key, cost, op.mode())),
+        )
+    }
+
+    fn reserve<'a>(&'a self, key: &'a Q, cost: u32) -> Call<'a, Reservation> {
+        Call::ready(fits(cost, self.max_cost(), Op::Check).map(|()| {
+            let (decision, swap) = self.reserve_key(key, cost);
+            Reservation {
+                decision,
+                receipt: swap.map_or_else(Receipt::none, Receipt::new),
+            }
+        }))
+    }
+
+    fn undo<'a>(&'a self, key: &'a Q, receipt: Receipt) -> Call<'a, bool> {
+        Call::ready(Ok(receipt
+            .downcast::<Swap>()
+            .is_some_and(|swap| self.undo_key(key, swap))))
+    }
+}
+
+/// A direct limiter is one limit for every key: the key is ignored.
+impl<Q, A, C> Backend<Q> for Limiter<A, C>
+where
+    Q: ?Sized,
+    A: Algorithm,
+    C: Clock,
+{
+    fn quota(&self) -> Quota {
+        Limiter::quota(self)
+    }
+
+    fn max_cost(&self) -> u32 {
+        self.capacity()
+    }
+
+    #[inline]
+    fn decide<'a>(&'a self, _key: &'a Q, cost: u32, op: Op) -> Call<'a> {
+        Call::ready(fits(cost, self.capacity(), op).map(|()| self.reserve(cost, op.mode()).0))
+    }
+
+    fn reserve<'a>(&'a self, _key: &'a Q, cost: u32) -> Call<'a, Reservation> {
+        Call::ready(fits(cost, self.capacity(), Op::Check).map(|()| {
+            let (decision, swap) = Limiter::reserve(self, cost, Mode::Consume);
+            Reservation {
+                decision,
+                receipt: swap.map_or_else(Receipt::none, Receipt::new),
+            }
+        }))
+    }
+
+    fn undo<'a>(&'a self, _key: &'a Q, receipt: Receipt) -> Call<'a, bool> {
+        Call::ready(Ok(receipt
+            .downcast::<Swap>()
+            .is_some_and(|swap| Limiter::undo(self, swap))))
+    }
+}

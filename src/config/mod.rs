@@ -1,0 +1,1 @@
+//! Serialization of quotas, algorithms and policies (feature `serde`). Under construction.

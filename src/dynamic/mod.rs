@@ -1,0 +1,1 @@
+//! Limiters whose algorithm is chosen at run time. Under construction.

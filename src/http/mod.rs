@@ -1,0 +1,1 @@
+//! The tower layer (feature `http`). Under construction.

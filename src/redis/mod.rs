@@ -1,0 +1,1 @@
+//! Limits shared by many servers through Redis (feature `redis`). Under construction.

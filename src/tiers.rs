@@ -1,0 +1,1 @@
+//! Different quotas for different classes of key in one limiter. Under construction.

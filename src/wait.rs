@@ -1,0 +1,1 @@
+//! Waiting instead of refusing (feature `tokio`). Under construction.
