@@ -70,12 +70,11 @@ pub async fn all_of<Q: ?Sized>(
         found.push(member.backend.decide(member.key, cost, probe).await?);
     }
     if op != Op::Check || found.iter().any(Decision::is_denied) {
+        // A denial reports where each member stands now: the peeks that allowed counted the
+        // cost as consumed. An admission (a peek's, or a hit's) reports what is left after it.
         let allowed = found.iter().all(Decision::is_allowed);
-        return Ok(summarize(
-            &found,
-            if op == Op::Hit { 0 } else { cost },
-            allowed,
-        ));
+        let unconsumed = if allowed || op == Op::Hit { 0 } else { cost };
+        return Ok(summarize(&found, unconsumed, allowed));
     }
     let mut receipts: Vec<Receipt> = Vec::with_capacity(members.len());
     for (i, member) in members.iter().enumerate() {

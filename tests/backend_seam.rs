@@ -1,0 +1,194 @@
+//! The seam (`sluicegate::backend`): in-process limiters behind `dyn Backend<str>`, and
+//! `all_of`, the all-or-nothing composite over the seam, which must decide exactly as the
+//! in-process `Composite` on random traces.
+
+mod harness;
+mod reference;
+
+use harness::summary;
+use proptest::prelude::*;
+use sluicegate::algorithm::{FixedWindow, Gcra, SlidingLog, TokenBucket};
+use sluicegate::backend::{all_of, Backend, BackendErrorKind, Member, Op};
+use sluicegate::clock::ManualClock;
+use sluicegate::{Composite, Decision, KeyedLimiter, Limiter, Quota};
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// Polls a future once: with in-process members every call is already complete.
+fn ready<T>(future: impl Future<Output = T>) -> T {
+    let mut cx = Context::from_waker(Waker::noop());
+    match pin!(future).poll(&mut cx) {
+        Poll::Ready(value) => value,
+        Poll::Pending => panic!("an in-process backend left a call pending"),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Check { gap: u64, user: u8, cost: u32 },
+    Peek { user: u8, cost: u32 },
+    Hit { user: u8, cost: u32 },
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    let gap = prop_oneof![3 => Just(0u64), 2 => 0u64..=400_000_000];
+    let step = prop_oneof![
+        6 => (gap, 0u8..4, 0u32..=3).prop_map(|(gap, user, cost)| Step::Check { gap, user, cost }),
+        2 => (0u8..4, 0u32..=3).prop_map(|(user, cost)| Step::Peek { user, cost }),
+        1 => (0u8..4, 0u32..=5).prop_map(|(user, cost)| Step::Hit { user, cost }),
+    ];
+    proptest::collection::vec(step, 1..120)
+}
+
+/// Two copies of the same two limits (a global `Gcra` and a per-user `SlidingLog`), one
+/// driven through `Composite`, the other through `all_of`.
+struct Limits {
+    global: Limiter<Gcra, ManualClock>,
+    per_user: KeyedLimiter<String, SlidingLog, ManualClock>,
+}
+
+impl Limits {
+    fn new(clock: &ManualClock) -> Limits {
+        Limits {
+            global: Limiter::with_clock(Quota::per_second(5), clock.clone()).unwrap(),
+            per_user: KeyedLimiter::with_clock(Quota::per_second(3), clock.clone()).unwrap(),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn all_of_decides_exactly_as_composite(steps in steps()) {
+        let clock = ManualClock::new();
+        let (sync, seam) = (Limits::new(&clock), Limits::new(&clock));
+        for (i, step) in steps.into_iter().enumerate() {
+            let (user, cost, op) = match step {
+                Step::Check { gap, user, cost } => {
+                    clock.advance(Duration::from_nanos(gap));
+                    (user, cost, Op::Check)
+                }
+                Step::Peek { user, cost } => (user, cost, Op::Peek),
+                Step::Hit { user, cost } => (user, cost, Op::Hit),
+            };
+            let key = format!("user-{user}");
+            let members = [Member::new(&seam.global, key.as_str()), Member::new(&seam.per_user, key.as_str())];
+            let got = ready(all_of(&members, cost, op)).unwrap();
+            let expected: Decision = match op {
+                Op::Check => Composite::new(&[&sync.global, &sync.per_user.key(key.as_str())]).check_n(cost).unwrap(),
+                Op::Peek => Composite::new(&[&sync.global, &sync.per_user.key(key.as_str())]).peek_n(cost).unwrap(),
+                Op::Hit => {
+                    let (a, b) = (sync.global.hit(cost), sync.per_user.hit(key.as_str(), cost));
+                    prop_assert_eq!(got.is_allowed(), a.is_allowed() && b.is_allowed(), "step {}", i);
+                    prop_assert_eq!(got.remaining(), a.remaining().min(b.remaining()), "step {}", i);
+                    continue;
+                }
+            };
+            prop_assert_eq!(summary(&got), summary(&expected), "step {}: {:?}", i, step);
+        }
+    }
+}
+
+#[test]
+fn in_process_limiters_answer_through_dyn_backend_without_an_executor() {
+    let clock = ManualClock::new();
+    let per_key =
+        KeyedLimiter::<String, TokenBucket, _>::with_clock(Quota::per_second(2), clock.clone())
+            .unwrap();
+    let global = Limiter::<FixedWindow, _>::with_clock(Quota::per_second(1), clock).unwrap();
+    let backends: [&dyn Backend<str>; 2] = [&per_key, &global];
+    for backend in backends {
+        let first = backend
+            .check("a")
+            .now()
+            .expect("in-process calls are ready")
+            .unwrap();
+        assert!(first.is_allowed());
+    }
+    assert_eq!(
+        per_key.peek("a").remaining(),
+        0,
+        "the seam's check consumed"
+    );
+    let error = per_key
+        .decide("a", 3, Op::Check)
+        .now()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), BackendErrorKind::Capacity);
+    assert!(error.to_string().contains("capacity is 2"), "{error}");
+    // A hit takes any cost.
+    assert!(per_key
+        .decide("a", 3, Op::Hit)
+        .now()
+        .unwrap()
+        .unwrap()
+        .is_denied());
+}
+
+#[test]
+fn undo_through_the_seam_restores_the_state_exactly_unless_written_since() {
+    let clock = ManualClock::new();
+    let limiter = KeyedLimiter::<String, Gcra, _>::with_clock(Quota::per_second(3), clock).unwrap();
+    let backend: &dyn Backend<str> = &limiter;
+    backend.check("k").now().unwrap().unwrap();
+    let before = limiter.peek("k").remaining();
+    let reservation = ready(backend.reserve("k", 1)).unwrap();
+    assert!(reservation.decision.is_allowed());
+    assert!(ready(backend.undo("k", reservation.receipt)).unwrap());
+    assert_eq!(limiter.peek("k").remaining(), before, "undone exactly");
+
+    let reservation = ready(backend.reserve("k", 1)).unwrap();
+    backend.check("k").now().unwrap().unwrap(); // another admission lands on top
+    assert!(
+        !ready(backend.undo("k", reservation.receipt)).unwrap(),
+        "not undone over a later write"
+    );
+    assert_eq!(limiter.peek("k").remaining(), before.saturating_sub(2));
+
+    // Undo finds the key again after the table grew (its word was migrated, unchanged).
+    let reservation = ready(backend.reserve("moving", 1)).unwrap();
+    for n in 0..5_000 {
+        limiter.check(format!("filler-{n}").as_str());
+    }
+    assert!(ready(backend.undo("moving", reservation.receipt)).unwrap());
+    assert_eq!(limiter.peek("moving").remaining(), 2);
+}
+
+#[test]
+fn a_race_denial_undoes_the_earlier_members() {
+    // A backend whose peek allows but whose reserve denies: the race `all_of` must handle by
+    // undoing what it reserved before.
+    struct Racy(Limiter<Gcra, ManualClock>);
+    impl Backend<str> for Racy {
+        fn quota(&self) -> Quota {
+            self.0.quota()
+        }
+        fn max_cost(&self) -> u32 {
+            self.0.capacity()
+        }
+        fn decide<'a>(&'a self, key: &'a str, cost: u32, op: Op) -> sluicegate::backend::Call<'a> {
+            if op == Op::Check {
+                // Someone else empties the bucket between the peek and the reserve.
+                while self.0.check().is_allowed() {}
+            }
+            Backend::<str>::decide(&self.0, key, cost, op)
+        }
+    }
+    let clock = ManualClock::new();
+    let first =
+        KeyedLimiter::<String, Gcra, _>::with_clock(Quota::per_second(3), clock.clone()).unwrap();
+    let racy = Racy(Limiter::with_clock(Quota::per_second(3), clock).unwrap());
+    let members = [Member::new(&first, "k"), Member::new(&racy, "k")];
+    let decision = ready(all_of(&members, 1, Op::Check)).unwrap();
+    assert!(decision.is_denied());
+    assert!(decision.retry_after().is_some());
+    assert_eq!(
+        first.peek("k").remaining(),
+        2,
+        "the first member's reservation was undone"
+    );
+}
