@@ -18,7 +18,7 @@ use crate::table::word::{self, OFFSET};
 /// Linearizable: every returned decision is the transition of the state as it was at one
 /// instant (the successful CAS, or the load that produced a write-free answer). A write also
 /// returns the [`Swap`] it made, which a composite check may [`undo`].
-#[inline]
+#[inline(always)]
 pub(crate) fn apply<P: Packed, const OFFSET_: u64>(
     word: &AtomicU64,
     params: &P::Params,

@@ -236,7 +236,7 @@ macro_rules! packed_engine {
                 .1
             }
 
-            #[inline]
+            #[inline(always)]
             fn keyed_check(
                 word: &$crate::sync::AtomicU64,
                 params: &Self::Params,

@@ -81,7 +81,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
 
     /// Decides a request of `cost` for `key` at `now`; a key seen for the first time gets a
     /// fresh state (unless only peeking, or the cost is 0, which never needs one).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check<Q>(&self, key: &Q, now: u64, cost: u32, mode: Mode) -> Decision
     where
         K: Borrow<Q> + Hash + Clone,
@@ -100,7 +100,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     ///
     /// The common case (the key is in its shard's current array and its word holds its state)
     /// is inlined into the caller; everything else is in [`reserve_slow`](Self::reserve_slow).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn reserve<'g, Q>(
         &self,
         key: &Q,
