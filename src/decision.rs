@@ -111,6 +111,23 @@ impl Decision {
         )
     }
 
+    /// A denial of a cost above the capacity, which no wait can admit: only a `check_n` that
+    /// measured its cost before a reconfiguration lowered the capacity gets one. It has the
+    /// numbers of `standing` (a zero-cost decision now) and a `retry_after` of forever.
+    pub(crate) fn beyond_capacity(standing: &Decision) -> Decision {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Decision::eager(
+            false,
+            standing.limit(),
+            Details {
+                remaining: standing.remaining(),
+                retry_after: u64::MAX,
+                reset_after: nanos(standing.reset_after()),
+                wait: 0,
+            },
+        )
+    }
+
     /// A denial because a keyed table is full of live keys and cannot take a new one.
     pub(crate) fn table_full(limit: u32) -> Decision {
         Decision {

@@ -9,7 +9,8 @@ use crate::algorithm::{clamp_time, Algorithm, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
-use crate::quota::Quota;
+use crate::quota::{Quota, SharedQuota};
+use crate::sync::{lock, AtomicU32, Mutex, Ordering};
 use crate::table::{Layout, Table};
 use std::borrow::Borrow;
 use std::fmt;
@@ -43,9 +44,11 @@ use std::hash::{BuildHasher, Hash};
 /// ```
 pub struct KeyedLimiter<K, A: Algorithm = Gcra, C: Clock = TscClock, S = ahash::RandomState> {
     table: Table<K, A, S>,
-    capacity: u32,
-    quota: Quota,
+    capacity: AtomicU32,
+    quota: SharedQuota,
     clock: C,
+    /// Serializes reconfigurations; counts them (the generation of the current quota).
+    reconfiguring: Mutex<u32>,
 }
 
 /// # Building a keyed limiter
@@ -104,10 +107,11 @@ where
     ) -> Result<Self, QuotaError> {
         let params = A::params(&quota, clock.unix_offset())?;
         Ok(KeyedLimiter {
-            capacity: A::capacity(&params),
-            table: Table::new(params, quota.limit(), hasher, layout),
-            quota,
+            capacity: AtomicU32::new(A::capacity(&params)),
+            table: Table::new(params, hasher, layout),
+            quota: SharedQuota::new(quota),
             clock,
+            reconfiguring: Mutex::new(0),
         })
     }
 }
@@ -181,8 +185,9 @@ where
     /// Refuses a cost that could never be admitted.
     #[inline]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        if n > self.capacity {
-            return Err(CapacityError::new(n, self.capacity));
+        let capacity = self.capacity.load(Ordering::Relaxed);
+        if n > capacity {
+            return Err(CapacityError::new(n, capacity));
         }
         Ok(())
     }
@@ -243,6 +248,53 @@ where
     }
 }
 
+/// # Changing the quota
+impl<K, A, C, S> KeyedLimiter<K, A, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync,
+    A: Algorithm,
+    C: Clock,
+    S: BuildHasher,
+{
+    /// Gives every key `quota` from now on, keeping what each has consumed; see
+    /// [`Limiter::set_quota`](crate::Limiter::set_quota) for how states carry over.
+    ///
+    /// Each shard is converted under its insert lock, key by key, by the same lock-free
+    /// migration that grows the table: a check racing the change is decided entirely under
+    /// the old quota or entirely under the new one, and none waits. Costs a pass over every
+    /// key; checks stay as fast as before. Fails, changing nothing, if the algorithm cannot
+    /// run `quota`.
+    ///
+    /// ```
+    /// use sluicegate::{KeyedLimiter, Quota, algorithm::FixedWindow, clock::ManualClock};
+    ///
+    /// let limiter = KeyedLimiter::<u64, FixedWindow, _>::with_clock(
+    ///     Quota::per_minute(100),
+    ///     ManualClock::new(),
+    /// )?;
+    /// limiter.check_n(&7, 30)?;
+    /// limiter.set_quota(Quota::per_minute(50))?; // a downgrade: 30 of 50 used
+    /// assert_eq!(limiter.peek(&7).remaining(), 19);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_quota(&self, quota: Quota) -> Result<(), QuotaError> {
+        let params = A::params(&quota, self.clock.unix_offset())?;
+        let mut generation = lock(&self.reconfiguring);
+        *generation += 1;
+        let now = clamp_time(self.clock.now());
+        // A lower capacity is published first, so that new costs above it are refused
+        // before any key is converted; a higher one once every key is.
+        let capacity = A::capacity(&params);
+        if capacity < self.capacity.load(Ordering::Relaxed) {
+            self.capacity.store(capacity, Ordering::Relaxed);
+        }
+        self.table.reconfigure(params, *generation, now);
+        self.capacity.store(capacity, Ordering::Relaxed);
+        self.quota.store(quota);
+        Ok(())
+    }
+}
+
 /// # Inspecting
 impl<K, A, C, S> KeyedLimiter<K, A, C, S>
 where
@@ -286,7 +338,7 @@ where
 
     /// The largest cost one check can be allowed.
     pub fn max_cost(&self) -> u32 {
-        self.capacity
+        self.capacity.load(Ordering::Relaxed)
     }
 
     /// Shards in the table.
@@ -296,7 +348,7 @@ where
 
     /// The quota every key gets.
     pub fn quota(&self) -> Quota {
-        self.quota
+        self.quota.load()
     }
 
     /// The clock this limiter reads.
@@ -320,7 +372,7 @@ where
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedLimiter")
             .field("algorithm", &A::NAME)
-            .field("quota", &self.quota)
+            .field("quota", &self.quota())
             .field("clock", &self.clock)
             .field("keys", &self.len())
             .field("shards", &self.shards())

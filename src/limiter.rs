@@ -1,13 +1,18 @@
 //! [`Limiter`]: one rate limit, one state.
 
-use crate::algorithm::engine::{Mode, Swap};
+mod generations;
+
+use crate::algorithm::engine::{Mode, Stale, Swap};
 use crate::algorithm::{clamp_time, Algorithm, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
-use crate::quota::Quota;
+use crate::quota::{Quota, SharedQuota};
+use crate::sync::{lock, AtomicPtr, AtomicU32, Mutex, Ordering, SpinWait};
 use crossbeam_utils::CachePadded;
+use generations::{Generation, Generations};
 use std::fmt;
+use std::ptr;
 
 /// A direct rate limiter: one state for everything that passes through it (a global limit,
 /// one upstream, one connection).
@@ -27,12 +32,19 @@ use std::fmt;
 /// # Ok::<(), sluicegate::QuotaError>(())
 /// ```
 pub struct Limiter<A: Algorithm = Gcra, C: Clock = TscClock> {
-    /// Padded so that its CAS traffic never invalidates the line holding the read-only fields.
+    /// Generation 0: the state and parameters the limiter was built with, inline for the fast
+    /// path. Padded so that its CAS traffic never invalidates the line holding the read-only
+    /// fields. Frozen by the first [`set_quota`](Self::set_quota).
     cell: CachePadded<A::Cell>,
     params: A::Params,
-    capacity: u32,
-    quota: Quota,
+    capacity: AtomicU32,
+    quota: SharedQuota,
     clock: C,
+    /// The generations after a reconfiguration; null until the first one (published before
+    /// generation 0 is frozen).
+    later: AtomicPtr<Generations<A>>,
+    /// Serializes reconfigurations.
+    reconfiguring: Mutex<()>,
 }
 
 /// # Building a limiter
@@ -50,10 +62,12 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         let params = A::params(&quota, clock.unix_offset())?;
         Ok(Limiter {
             cell: CachePadded::new(A::new_cell(&params)),
-            capacity: A::capacity(&params),
+            capacity: AtomicU32::new(A::capacity(&params)),
             params,
-            quota,
+            quota: SharedQuota::new(quota),
             clock,
+            later: AtomicPtr::new(ptr::null_mut()),
+            reconfiguring: Mutex::new(()),
         })
     }
 }
@@ -121,8 +135,9 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Refuses a cost that could never be admitted.
     #[inline]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        if n > self.capacity {
-            return Err(CapacityError::new(n, self.capacity));
+        let capacity = self.capacity.load(Ordering::Relaxed);
+        if n > capacity {
+            return Err(CapacityError::new(n, capacity));
         }
         Ok(())
     }
@@ -136,12 +151,123 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     #[inline]
     pub(crate) fn reserve(&self, cost: u32, mode: Mode) -> (Decision, Option<Swap>) {
         let now = clamp_time(self.clock.now());
-        A::check(&self.cell, &self.params, now, cost, mode)
+        match A::check(&self.cell, &self.params, now, cost, mode) {
+            Ok(outcome) => outcome,
+            Err(Stale) => self.reserve_later(now, cost, mode),
+        }
     }
 
-    /// Reverts a swap made by [`reserve`](Self::reserve) if nothing has written since.
+    /// [`reserve`](Self::reserve) once the quota has been changed: in the latest generation.
+    #[cold]
+    #[inline(never)]
+    fn reserve_later(&self, now: u64, cost: u32, mode: Mode) -> (Decision, Option<Swap>) {
+        // SAFETY: generation 0 is frozen only after `later` is published, and `later` lives
+        // until the limiter drops.
+        let later = unsafe { &*self.later.load(Ordering::Acquire) };
+        let guard = later.pin();
+        let spin = SpinWait::new();
+        loop {
+            let generation = later
+                .latest(&guard)
+                .expect("published before generation 0 was frozen");
+            if cost > generation.capacity && mode != Mode::Hit {
+                // `check_n` measured the cost against the capacity before a reconfiguration
+                // lowered it: such a request can never be admitted any more.
+                let standing = A::check(&generation.cell, &generation.params, now, 0, Mode::Peek);
+                return match standing {
+                    Ok((standing, _)) => (Decision::beyond_capacity(&standing), None),
+                    Err(Stale) => {
+                        spin.wait();
+                        continue;
+                    }
+                };
+            }
+            match A::check(&generation.cell, &generation.params, now, cost, mode) {
+                Ok((decision, swap)) => {
+                    return (decision, swap.map(|s| s.in_generation(generation.number)));
+                }
+                // Frozen by a newer reconfiguration, or not filled yet: wait for it.
+                Err(Stale) => spin.wait(),
+            }
+        }
+    }
+
+    /// Reverts a swap made by [`reserve`](Self::reserve) if nothing has written since (and
+    /// the quota has not been changed since).
     pub(crate) fn undo(&self, swap: Swap) -> bool {
-        A::undo(&self.cell, swap)
+        if swap.generation == 0 {
+            return A::undo(&self.cell, swap);
+        }
+        let later = self.later.load(Ordering::Acquire);
+        if later.is_null() {
+            return false;
+        }
+        // SAFETY: as in `reserve_later`.
+        let later = unsafe { &*later };
+        let guard = later.pin();
+        later
+            .latest(&guard)
+            .is_some_and(|g| g.number == swap.generation && A::undo(&g.cell, swap))
+    }
+}
+
+/// # Changing the quota
+impl<A: Algorithm, C: Clock> Limiter<A, C> {
+    /// Enforces `quota` from now on, keeping what the state has consumed: each algorithm's
+    /// documentation says how its state carries over (rate algorithms keep the requests still
+    /// owed, windows their counts, the log its newest entries), always rounding toward
+    /// denial, so no request is admitted that the state had already paid for. Checks racing
+    /// the change are each decided entirely under the old quota or entirely under the new one.
+    ///
+    /// Fails, changing nothing, if the algorithm cannot run `quota`. The first change moves the
+    /// state off the limiter's inline fast path: later checks cost a few nanoseconds more
+    /// (one more pointer and a reclamation pin).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sluicegate::{Limiter, Quota, algorithm::Gcra, clock::ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter = Limiter::<Gcra, _>::with_clock(Quota::per_minute(10), clock.clone())?;
+    /// limiter.check_n(10)?; // the whole burst is used
+    /// limiter.set_quota(Quota::per_minute(100))?;
+    /// // Ten requests are still owed: 90 of the new burst of 100 remain.
+    /// assert_eq!(limiter.peek().remaining(), 89);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_quota(&self, quota: Quota) -> Result<(), QuotaError> {
+        let to = A::params(&quota, self.clock.unix_offset())?;
+        let _serialized = lock(&self.reconfiguring);
+        let later = self.generations();
+        {
+            let guard = later.pin();
+            let current = later.latest(&guard);
+            let number = current.map_or(0, |g| g.number) + 1;
+            let (old_cell, from) = match current {
+                Some(generation) => (&*generation.cell, &generation.params),
+                None => (&*self.cell, &self.params),
+            };
+            // Publish first, so that checks meeting the frozen cell find the new one (they
+            // wait while it is pending); then freeze the old cell and carry its state over.
+            let next = later.publish(Generation::pending(old_cell, to, number), &guard);
+            let now = clamp_time(self.clock.now());
+            A::reconfigure(old_cell, &next.cell, from, &next.params, now);
+            self.capacity.store(next.capacity, Ordering::Relaxed);
+            self.quota.store(quota);
+        }
+        later.collect();
+        Ok(())
+    }
+
+    /// The generations, created on the first reconfiguration (under `reconfiguring`).
+    fn generations(&self) -> &Generations<A> {
+        let mut later = self.later.load(Ordering::Acquire);
+        if later.is_null() {
+            later = Box::into_raw(Box::new(Generations::new()));
+            self.later.store(later, Ordering::Release);
+        }
+        // SAFETY: lives until the limiter drops.
+        unsafe { &*later }
     }
 }
 
@@ -161,13 +287,13 @@ impl<C: Clock> Limiter<crate::algorithm::Gcra, C> {
 impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// The quota this limiter enforces.
     pub fn quota(&self) -> Quota {
-        self.quota
+        self.quota.load()
     }
 
     /// The largest cost one check can be allowed: the burst for the rate algorithms, the limit
     /// for the window algorithms.
     pub fn capacity(&self) -> u32 {
-        self.capacity
+        self.capacity.load(Ordering::Relaxed)
     }
 
     /// The clock this limiter reads.
@@ -180,9 +306,18 @@ impl<A: Algorithm, C: Clock> fmt::Debug for Limiter<A, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Limiter")
             .field("algorithm", &A::NAME)
-            .field("quota", &self.quota)
+            .field("quota", &self.quota())
             .field("clock", &self.clock)
-            .field("state", &*self.cell)
-            .finish()
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: Algorithm, C: Clock> Drop for Limiter<A, C> {
+    fn drop(&mut self) {
+        let later = self.later.load(Ordering::Relaxed);
+        if !later.is_null() {
+            // SAFETY: `&mut self`: no check remains; it came from `Box::into_raw`.
+            drop(unsafe { Box::from_raw(later) });
+        }
     }
 }

@@ -11,11 +11,17 @@
 //! - A keyed table retires the ring of an idle key by setting `DEAD` with one CAS from a head
 //!   whose every entry has expired; checks that meet `DEAD` look the key up again, so an
 //!   admission racing with the sweep is never lost.
+//! - A reconfiguration freezes the ring the same way (`DEAD` from a settled head, whatever its
+//!   entries) and carries every entry still live under the new period into a new ring of at
+//!   least the new limit's length, created with `WRITING` set so that checks wait until it is
+//!   filled. A ring may so be longer than its limit: decisions read only its newest `limit`
+//!   entries, and the extra ones keep what was consumed for a later, larger limit.
 //!
 //! Ordering: slot stores are `Release` and slot loads `Acquire`, so a reader that sees any
 //! slot of an in-progress write also sees the head that write set, and fails validation.
 //! Model-checked in `loom-tests/` (linearizability against the sequential log).
 
+use crate::algorithm::divide::Divisor;
 use crate::algorithm::engine::{Mode, Stale, Swap};
 use crate::algorithm::sliding_log::{decide, SlidingLogParams, Snapshot};
 use crate::decision::Decision;
@@ -25,25 +31,35 @@ const WRITING: u64 = 1;
 const DEAD: u64 = 2;
 const SEQ_SHIFT: u32 = 2;
 
-/// A ring of `limit` timestamps (`ts + 1`; 0 = never written) and the head word.
+/// A ring of at least `limit` timestamps (`ts + 1`; 0 = never written) and the head word.
 #[derive(Debug)]
 pub struct LogRing {
     head: AtomicU64,
     slots: Box<[AtomicU64]>,
+    /// Divides sequence numbers by the ring's length to find their slot.
+    length: Divisor,
     /// Under loom, reclamation marks a ring freed instead of freeing it (see `Array`).
     #[cfg(loom)]
     freed: crate::sync::AtomicBool,
 }
 
 impl LogRing {
-    /// An empty log of `limit` slots.
-    pub(crate) fn new(limit: u32) -> LogRing {
+    /// An empty log of `length` slots (at least the limit).
+    pub(crate) fn new(length: u32) -> LogRing {
         LogRing {
             head: AtomicU64::new(0),
-            slots: (0..limit).map(|_| AtomicU64::new(0)).collect(),
+            slots: (0..length).map(|_| AtomicU64::new(0)).collect(),
+            length: Divisor::new(u64::from(length)).expect("a ring has at least one slot"),
             #[cfg(loom)]
             freed: crate::sync::AtomicBool::new(false),
         }
+    }
+
+    /// An empty log of `length` slots that checks wait on until [`fill_from`](Self::fill_from).
+    pub(crate) fn pending(length: u32) -> LogRing {
+        let ring = LogRing::new(length);
+        ring.head.store(WRITING, Ordering::Relaxed);
+        ring
     }
 
     /// Under loom: records that reclamation would free this ring now.
@@ -85,7 +101,7 @@ impl LogRing {
         loop {
             let head = self.settled_head()?;
             let seq = head >> SEQ_SHIFT;
-            let (allowed, at, decision) = decide(&self.snapshot(p, seq), p, now, cost);
+            let (allowed, at, decision) = decide(&self.snapshot(seq), p, now, cost);
             let logs = cost > 0 && (mode == Mode::Hit || (allowed && mode == Mode::Consume));
             if !logs {
                 if self.head.load(Ordering::Acquire) == head {
@@ -102,35 +118,27 @@ impl LogRing {
                 continue;
             }
             let after = seq + u64::from(cost);
-            // Only the newest `limit` entries are ever read: a hit of more overwrites the rest.
-            for j in after.saturating_sub(u64::from(p.limit)).max(seq)..after {
-                self.slot(p, j).store(at + 1, Ordering::Release);
+            // Only the ring's newest entries are ever read: a hit of more overwrites the rest.
+            for j in after.saturating_sub(self.len()).max(seq)..after {
+                self.slot(j).store(at + 1, Ordering::Release);
             }
             // A hit beyond the limit answers as the single request after it would be answered.
             let decision = if allowed {
                 decision
             } else {
-                decide(&self.snapshot(p, after), p, now, 1).2
+                decide(&self.snapshot(after), p, now, 1).2
             };
             let next = after << SEQ_SHIFT;
             self.head.store(next, Ordering::Release);
-            let swap = Swap {
-                before: head,
-                after: next,
-            };
-            return Ok((decision, Some(swap)));
+            return Ok((decision, Some(Swap::new(head, next))));
         }
     }
 
     /// The log as `seq` entries, read from the slots.
-    fn snapshot<'a>(
-        &'a self,
-        p: &'a SlidingLogParams,
-        seq: u64,
-    ) -> Snapshot<impl Fn(u64) -> u64 + 'a> {
+    fn snapshot(&self, seq: u64) -> Snapshot<impl Fn(u64) -> u64 + '_> {
         Snapshot {
             seq,
-            timestamp: move |j: u64| self.slot(p, j).load(Ordering::Acquire) - 1,
+            timestamp: move |j: u64| self.slot(j).load(Ordering::Acquire) - 1,
         }
     }
 
@@ -150,7 +158,7 @@ impl LogRing {
                 return false;
             };
             if let Some(newest) = (head >> SEQ_SHIFT).checked_sub(1) {
-                let logged = self.slot(p, newest).load(Ordering::Acquire) - 1;
+                let logged = self.slot(newest).load(Ordering::Acquire) - 1;
                 if logged + p.period > now {
                     return false;
                 }
@@ -167,7 +175,64 @@ impl LogRing {
         }
     }
 
-    fn slot(&self, p: &SlidingLogParams, j: u64) -> &AtomicU64 {
-        &self.slots[p.slots.div_rem(j).1 as usize]
+    /// Freezes the ring whatever its entries (checks of it get [`Stale`] from now on) and
+    /// returns how many units it had logged. A ring frozen already returns `None`.
+    pub(crate) fn freeze(&self) -> Option<u64> {
+        loop {
+            let head = self.settled_head().ok()?;
+            if self
+                .head
+                .compare_exchange(head, head | DEAD, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Some(head >> SEQ_SHIFT);
+            }
+        }
+    }
+
+    /// A ring for `to`, filled with every entry of `old` (frozen after logging `seq` units)
+    /// still live under `to`'s period at `now`, that checks may use at once. Entries keep their
+    /// times; the ring is at least `to.limit` long, longer if more entries are live.
+    pub(crate) fn carried_over(old: &LogRing, seq: u64, to: &SlidingLogParams, now: u64) -> Self {
+        let live = old.live_entries(seq, to, now);
+        let length = u32::try_from(live.len()).map_or(u32::MAX, |n| n.max(to.limit));
+        let ring = LogRing::pending(length);
+        ring.fill(&live);
+        ring
+    }
+
+    /// Fills this pending ring (at least as long as `old`) as
+    /// [`carried_over`](Self::carried_over) would.
+    pub(crate) fn fill_from(&self, old: &LogRing, seq: u64, to: &SlidingLogParams, now: u64) {
+        let live = old.live_entries(seq, to, now);
+        debug_assert!(live.len() as u64 <= self.len());
+        self.fill(&live);
+    }
+
+    /// The entries of this frozen ring (after `seq` units) still live under `to`'s period at
+    /// `now`, oldest first, as stored (`ts + 1`).
+    fn live_entries(&self, seq: u64, to: &SlidingLogParams, now: u64) -> Vec<u64> {
+        (seq.saturating_sub(self.len())..seq)
+            .map(|j| self.slot(j).load(Ordering::Acquire))
+            .filter(|&logged| (logged - 1).saturating_add(to.period) > now)
+            .collect()
+    }
+
+    /// Writes `entries` (oldest first) into this pending ring and lets checks in.
+    fn fill(&self, entries: &[u64]) {
+        for (j, &logged) in entries.iter().enumerate() {
+            self.slot(j as u64).store(logged, Ordering::Relaxed);
+        }
+        self.head
+            .store((entries.len() as u64) << SEQ_SHIFT, Ordering::Release);
+    }
+
+    /// The ring's length.
+    pub(crate) fn len(&self) -> u64 {
+        self.length.get()
+    }
+
+    fn slot(&self, j: u64) -> &AtomicU64 {
+        &self.slots[self.length.div_rem(j).1 as usize]
     }
 }

@@ -2,7 +2,10 @@
 
 mod format;
 mod parse;
+mod shared;
 mod units;
+
+pub(crate) use shared::SharedQuota;
 
 use crate::error::QuotaError;
 use std::time::Duration;
@@ -145,6 +148,15 @@ impl Quota {
     /// The period in nanoseconds.
     pub(crate) fn period_nanos(&self) -> u64 {
         self.period_ns
+    }
+
+    /// A quota from parts already validated (by a quota that had them).
+    pub(crate) fn from_parts(limit: u32, burst: u32, period_ns: u64) -> Quota {
+        Quota {
+            limit,
+            burst,
+            period_ns,
+        }
     }
 }
 

@@ -25,6 +25,10 @@
 //! rate: after a hit of `n` beyond the burst, the next request waits for `n` emission intervals
 //! more than a full bucket would.
 //!
+//! Reconfiguration (a new quota for a live state): the requests still owed carry over. The
+//! backlog `tat - now` is `backlog / T` requests; the new state owes as many new emission
+//! intervals, rounded up to a whole new unit, so nothing consumed is forgiven (debt included).
+//!
 //! Ranges: `burst * T` must stay within the 146-year time range, and `tat` within 64 bits;
 //! anything else is refused at construction.
 
@@ -153,6 +157,10 @@ macro_rules! emission_algorithm {
             fn is_fresh(tat: u64, now: u64, params: &Self::Params) -> bool {
                 $crate::algorithm::emission::is_fresh(tat, now, params)
             }
+
+            fn convert(tat: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64 {
+                $crate::algorithm::emission::convert(tat, now, from, to)
+            }
         }
 
         $crate::algorithm::engine::packed_engine!($algorithm);
@@ -216,6 +224,18 @@ pub(super) fn hit(
         Some(next),
         Decision::lazy(false, p.limit, 1, p.burst, words, explain),
     )
+}
+
+/// `tat` under `from` carried over to `to` at `now`: the requests owed stay owed (see the
+/// module header).
+pub(super) fn convert(tat: u64, now: u64, from: &EmissionParams, to: &EmissionParams) -> u64 {
+    let backlog = tat.saturating_sub(from.scale.floor(now));
+    if backlog == 0 {
+        return 0;
+    }
+    let owed = (u128::from(backlog) * u128::from(to.interval)).div_ceil(u128::from(from.interval));
+    let (_, cv) = to.scale.floor_ceil(now);
+    saturate_u64(u128::from(cv) + owed).min(to.max_tat)
 }
 
 /// True when no backlog remains at `now`.

@@ -25,11 +25,30 @@ pub enum Mode {
 pub struct Stale;
 
 /// The word a consuming check replaced, and what it wrote: enough to undo that check exactly
-/// if nothing has written since (see [`Engine::undo`]).
+/// if nothing has written since (see [`Engine::undo`]). `generation` names the quota it was
+/// made under (bumped by every reconfiguration), so an undo never applies it to a state
+/// converted to another quota since.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Swap {
     pub(crate) before: u64,
     pub(crate) after: u64,
+    pub(crate) generation: u32,
+}
+
+impl Swap {
+    /// A swap of `before` for `after` in generation 0; see [`in_generation`](Self::in_generation).
+    pub(crate) fn new(before: u64, after: u64) -> Swap {
+        Swap {
+            before,
+            after,
+            generation: 0,
+        }
+    }
+
+    /// The same swap, made under the quota of `generation`.
+    pub(crate) fn in_generation(self, generation: u32) -> Swap {
+        Swap { generation, ..self }
+    }
 }
 
 /// The outcome of trying to sweep one key.
@@ -57,18 +76,31 @@ pub trait Engine: Send + Sync + Sized + 'static {
     fn capacity(params: &Self::Params) -> u32;
     /// A fresh state: a full bucket, an empty window, an empty log.
     fn new_cell(params: &Self::Params) -> Self::Cell;
+    /// A cell for `params` that checks wait on (they get [`Stale`]) until
+    /// [`reconfigure`](Self::reconfigure) fills it with what `old` holds.
+    fn pending_cell(old: &Self::Cell, params: &Self::Params) -> Self::Cell;
     /// Decides a request of `cost` at `now` (already clamped), consuming it unless peeking;
-    /// `cost` never exceeds `capacity`. When it consumed, also returns the swap it made.
+    /// `cost` never exceeds `capacity` (except for hits). When it consumed, also returns the
+    /// swap it made. [`Stale`] when the cell was frozen by a reconfiguration, or is pending.
     fn check(
         cell: &Self::Cell,
         params: &Self::Params,
         now: u64,
         cost: u32,
         mode: Mode,
-    ) -> (Decision, Option<Swap>);
+    ) -> Result<(Decision, Option<Swap>), Stale>;
     /// Reverts `swap` if the cell still holds what it wrote; false (changing nothing) if
     /// another check has written since.
     fn undo(cell: &Self::Cell, swap: Swap) -> bool;
+    /// Freezes `old` (every later check of it gets [`Stale`]) and fills the pending `new` with
+    /// its state carried over from `from` to `to` at `now`. One reconfiguration at a time.
+    fn reconfigure(
+        old: &Self::Cell,
+        new: &Self::Cell,
+        from: &Self::Params,
+        to: &Self::Params,
+        now: u64,
+    );
 
     // Keyed tables keep one word per key (see `table::word`): a packed state plus `OFFSET`,
     // or for the sliding log a pointer to the key's ring.
@@ -94,6 +126,17 @@ pub trait Engine: Send + Sync + Sized + 'static {
     ) -> Result<(Decision, Option<Swap>), Stale>;
     /// [`undo`](Engine::undo) through a key's word.
     fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool;
+    /// Moves a key's word into another array: `place` gets the word the key has there (again
+    /// whenever a racing check changes the old one), then the old word is frozen (`MOVED`).
+    /// A growth (`convert` is `None`) moves the word as it is; a reconfiguration converts it
+    /// from the first params to the second at the given time. Returns memory the old word
+    /// owned that must now be retired. Nothing happens to a word that holds no state. Runs
+    /// under the shard lock.
+    fn keyed_migrate(
+        word: &AtomicU64,
+        convert: Option<(&Self::Params, &Self::Params, u64)>,
+        place: impl FnMut(u64),
+    ) -> Option<u64>;
     /// Replaces the word by a tombstone if the state is fresh at `now`, never losing a
     /// concurrent update. Only one sweeper runs per key at a time.
     fn keyed_sweep(word: &AtomicU64, params: &Self::Params, now: u64) -> Sweep;
@@ -138,6 +181,9 @@ pub trait Packed: Send + Sync + Sized + 'static {
     /// True when `state` carries no information at `now`: it decides every future request
     /// exactly as the fresh state would.
     fn is_fresh(state: u64, now: u64, params: &Self::Params) -> bool;
+    /// `state` (under `from`) carried over to `to` at `now`, by the rule in the algorithm's
+    /// header: what the key has consumed stays consumed, rounded toward denial. Pure.
+    fn convert(state: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64;
 }
 
 /// The pure step a mode takes: [`Packed::hit`] for hits, [`Packed::transition`] otherwise.
@@ -180,22 +226,39 @@ macro_rules! packed_engine {
                 )
             }
 
-            #[inline]
+            fn pending_cell(_old: &Self::Cell, _params: &Self::Params) -> Self::Cell {
+                $crate::cell::StateCell::pending()
+            }
+
+            #[inline(always)]
             fn check(
                 cell: &Self::Cell,
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
                 mode: $crate::algorithm::engine::Mode,
-            ) -> (
-                $crate::decision::Decision,
-                Option<$crate::algorithm::engine::Swap>,
-            ) {
+            ) -> Result<
+                (
+                    $crate::decision::Decision,
+                    Option<$crate::algorithm::engine::Swap>,
+                ),
+                $crate::algorithm::engine::Stale,
+            > {
                 cell.apply::<$algorithm>(params, now, cost, mode)
             }
 
             fn undo(cell: &Self::Cell, swap: $crate::algorithm::engine::Swap) -> bool {
                 cell.undo(swap)
+            }
+
+            fn reconfigure(
+                old: &Self::Cell,
+                new: &Self::Cell,
+                from: &Self::Params,
+                to: &Self::Params,
+                now: u64,
+            ) {
+                old.move_into::<$algorithm>(new, from, to, now)
             }
 
             fn keyed_insert(
@@ -214,10 +277,8 @@ macro_rules! packed_engine {
                     $crate::algorithm::engine::step::<$algorithm>(fresh, now, cost, params, mode);
                 match next {
                     Some(next) => {
-                        let swap = $crate::algorithm::engine::Swap {
-                            before: fresh + OFFSET,
-                            after: next + OFFSET,
-                        };
+                        let swap =
+                            $crate::algorithm::engine::Swap::new(fresh + OFFSET, next + OFFSET);
                         (next + OFFSET, decision, Some(swap))
                     }
                     None => (fresh + OFFSET, decision, None),
@@ -250,9 +311,7 @@ macro_rules! packed_engine {
                 ),
                 $crate::algorithm::engine::Stale,
             > {
-                $crate::cell::apply::<$algorithm, { $crate::table::word::OFFSET }>(
-                    word, params, now, cost, mode,
-                )
+                $crate::cell::apply::<$algorithm>(word, params, now, cost, mode)
             }
 
             fn keyed_undo(
@@ -260,6 +319,15 @@ macro_rules! packed_engine {
                 swap: $crate::algorithm::engine::Swap,
             ) -> bool {
                 $crate::cell::undo(word, swap)
+            }
+
+            fn keyed_migrate(
+                word: &$crate::sync::AtomicU64,
+                convert: Option<(&Self::Params, &Self::Params, u64)>,
+                place: impl FnMut(u64),
+            ) -> Option<u64> {
+                $crate::cell::migrate::<$algorithm>(word, convert, place);
+                None
             }
 
             fn keyed_sweep(

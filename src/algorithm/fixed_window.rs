@@ -14,8 +14,15 @@
 //! Fresh: 0 (window 0, count 0: equivalent to any window with count 0).
 //!
 //! Hits (recorded whatever the answer): the count saturates at `limit`. A window at its limit
-//! denies every request until it ends, whatever it would have counted beyond, so this loses
-//! nothing: hits stay exact.
+//! denies every request until it ends, whatever it would have counted beyond, so within a
+//! quota this loses nothing.
+//!
+//! Reconfiguration: the current window's count carries over, saturating at the new limit. With
+//! a new period the windows are not the same ones: the count is moved into the window holding
+//! `now`, which keeps it at least until a window of the new length ends. The one thing not
+//! carried: a count above a smaller new limit is held as that limit (the count's bits are
+//! sized by the limit), so if the limit grows again within the same window, the excess is
+//! forgotten.
 //!
 //! Ranges: exact for any quota whose window indices over 146 years fit beside the count:
 //! `(2^62 / period) < 2^(64 - c)`, i.e. the period may be as short as about
@@ -111,6 +118,19 @@ impl Packed for FixedWindow {
         let words = [now, next, p.windows.period(), p.windows.phase()];
         let decision = Decision::lazy(false, p.limit, 1, p.bits, words, explain);
         ((next != state).then_some(next), decision)
+    }
+
+    fn convert(state: u64, now: u64, from: &FixedWindowParams, to: &FixedWindowParams) -> u64 {
+        let (index, count) = current(state, from.bits, from.windows.locate(now).0);
+        if count == 0 {
+            return 0;
+        }
+        let index = if from.windows.same_as(&to.windows) {
+            index
+        } else {
+            to.windows.locate(now).0
+        };
+        (index << to.bits) | count.min(u64::from(to.limit))
     }
 
     fn is_fresh(state: u64, now: u64, p: &FixedWindowParams) -> bool {

@@ -17,7 +17,7 @@
 //!   is built, with a [`QuotaError::Unsupported`](crate::QuotaError::Unsupported) naming the
 //!   bound it hit.
 
-mod divide;
+pub(crate) mod divide;
 mod emission;
 pub(crate) mod engine;
 mod fixed_window;

@@ -17,9 +17,14 @@
 //! ever read (they are the newest, so they expire last), so a hit of more than `limit` writes
 //! just those: hits stay exact.
 //!
+//! Reconfiguration: every entry still live under the new period carries over with its time,
+//! into a ring at least as long as the new limit (longer if more entries are live: decisions
+//! read its newest `limit`, and the rest keep counting should the limit grow again). A longer
+//! period makes entries the old one had let expire count again, as far as the old ring still
+//! held them.
+//!
 //! Ranges: `limit` up to [`SlidingLog::MAX_LIMIT`] (a 128 MiB ring); exact for every period.
 
-use super::divide::Divisor;
 use super::engine::{Engine, Mode, Stale, Swap, Sweep};
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
@@ -56,8 +61,6 @@ impl SlidingLog {
 pub struct SlidingLogParams {
     pub(crate) limit: u32,
     pub(crate) period: u64,
-    /// Divides unit sequence numbers by `limit` to find their slot.
-    pub(crate) slots: Divisor,
 }
 
 impl Engine for SlidingLog {
@@ -81,7 +84,6 @@ impl Engine for SlidingLog {
         Ok(SlidingLogParams {
             limit,
             period: quota.period_nanos(),
-            slots: Divisor::new(u64::from(limit)).expect("limit is at least 1"),
         })
     }
 
@@ -93,6 +95,12 @@ impl Engine for SlidingLog {
         LogRing::new(params.limit)
     }
 
+    fn pending_cell(old: &LogRing, params: &SlidingLogParams) -> LogRing {
+        // Long enough for every entry the old ring holds.
+        let length = u32::try_from(old.len()).unwrap_or(u32::MAX);
+        LogRing::pending(length.max(params.limit))
+    }
+
     #[inline]
     fn check(
         cell: &LogRing,
@@ -100,15 +108,25 @@ impl Engine for SlidingLog {
         now: u64,
         cost: u32,
         mode: Mode,
-    ) -> (Decision, Option<Swap>) {
-        match cell.check(params, now, cost, mode) {
-            Ok(outcome) => outcome,
-            Err(Stale) => unreachable!("a direct limiter's ring is never retired"),
-        }
+    ) -> Result<(Decision, Option<Swap>), Stale> {
+        cell.check(params, now, cost, mode)
     }
 
     fn undo(cell: &LogRing, swap: Swap) -> bool {
         cell.undo(swap)
+    }
+
+    fn reconfigure(
+        old: &LogRing,
+        new: &LogRing,
+        _from: &SlidingLogParams,
+        to: &SlidingLogParams,
+        now: u64,
+    ) {
+        let seq = old
+            .freeze()
+            .expect("only a reconfiguration freezes a direct limiter's ring, one at a time");
+        new.fill_from(old, seq, to, now);
     }
 
     fn keyed_insert(
@@ -163,6 +181,34 @@ impl Engine for SlidingLog {
         let ring = word.load(Ordering::Acquire);
         // SAFETY: as in `keyed_check`; the caller is still pinned from its check.
         word::is_live(ring) && unsafe { &*(ring as *const LogRing) }.undo(swap)
+    }
+
+    fn keyed_migrate(
+        word: &AtomicU64,
+        convert: Option<(&SlidingLogParams, &SlidingLogParams, u64)>,
+        mut place: impl FnMut(u64),
+    ) -> Option<u64> {
+        let ring = word.load(Ordering::Acquire);
+        if !word::is_live(ring) {
+            return None;
+        }
+        let Some((_from, to, now)) = convert else {
+            // A growth: the ring moves as it is. Checks never change a live ring's word.
+            place(ring);
+            word.store(word::MOVED, Ordering::Release);
+            return None;
+        };
+        // SAFETY: as in `keyed_sweep`.
+        let old = unsafe { &*(ring as *const LogRing) };
+        let Some(seq) = old.freeze() else {
+            return None; // retired by a sweep: no state
+        };
+        let new = LogRing::carried_over(old, seq, to, now);
+        place(Box::into_raw(Box::new(new)) as u64);
+        // A check that met the frozen ring may have tombstoned the word already (it helps
+        // retired rings out); either way the key now lives on in the new array.
+        let _ = word.compare_exchange(ring, word::MOVED, Ordering::AcqRel, Ordering::Relaxed);
+        Some(ring)
     }
 
     fn keyed_sweep(word: &AtomicU64, params: &SlidingLogParams, now: u64) -> Sweep {

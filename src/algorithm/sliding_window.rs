@@ -16,6 +16,13 @@
 //! debt carried into the next window is at most one full window (it weighs `limit` there,
 //! fading as usual).
 //!
+//! Reconfiguration: with the same period, both windows' counts carry over, saturating at the
+//! new limit. With a new period, what still counts now (the weighted estimate, rounded up)
+//! becomes the count of the new window holding `now`, which keeps it at least as long as the
+//! old windows would have. As with hits, counts above a smaller new limit are held as that
+//! limit (the counts' bits are sized by it): should the limit grow again while they count,
+//! the excess is forgotten.
+//!
 //! Layout (`c = bits(limit)`):
 //! ```text
 //! [63 .. 2c]    window index (counted from the window holding the clock's epoch)
@@ -177,6 +184,22 @@ impl Packed for SlidingWindow {
         let words = [now, next, p.windows.period(), p.windows.phase()];
         let decision = Decision::lazy(false, p.limit, 1, p.bits, words, explain);
         ((next != state).then_some(next), decision)
+    }
+
+    fn convert(state: u64, now: u64, from: &SlidingWindowParams, to: &SlidingWindowParams) -> u64 {
+        let view = View::of(state, from.bits, &from.windows, now);
+        if view.prev == 0 && view.curr == 0 {
+            return 0;
+        }
+        let (limit, bits) = (u64::from(to.limit), to.bits);
+        if from.windows.same_as(&to.windows) {
+            let (prev, curr) = (view.prev.min(limit), view.curr.min(limit));
+            return (view.index << (2 * bits)) | (prev << bits) | curr;
+        }
+        let period = u128::from(from.windows.period());
+        let fading = u128::from(view.prev) * (period - u128::from(view.elapsed));
+        let estimate = fading.div_ceil(period) as u64 + view.curr;
+        (to.windows.locate(now).0 << (2 * bits)) | estimate.min(limit)
     }
 
     fn is_fresh(state: u64, now: u64, p: &SlidingWindowParams) -> bool {

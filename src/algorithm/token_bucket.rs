@@ -25,6 +25,10 @@
 //! from then), saturating at the end of the time range. So debt is repaid at the refill rate,
 //! exactly as an exact bucket whose tokens went negative.
 //!
+//! Reconfiguration: the tokens consumed (`burst` minus the tokens held, debt included) stay
+//! consumed: the new bucket holds its own burst minus them, rounded down to its precision, and
+//! owes the rest if that is negative.
+//!
 //! Ranges: needs `k >= 1`, which holds when `burst * limit` is at most roughly
 //! `period in ns / 8`: e.g. up to about 11,000/second with `burst = limit`, 86,000/minute,
 //! 670,000/hour, any `1/day`. Larger quotas are refused at construction; [`Gcra`](super::Gcra)
@@ -200,6 +204,38 @@ impl Packed for TokenBucket {
             Some(next),
             Decision::lazy(false, p.limit, 1, p.burst, words, explain),
         )
+    }
+
+    fn convert(state: u64, now: u64, from: &TokenBucketParams, to: &TokenBucketParams) -> u64 {
+        let (fv, _) = from.scale.floor_ceil_inlined(now);
+        let (stamp, tokens) = from.unpack(state);
+        // Tokens held now, in units of 2^-k: negative while a debt's stamp is in the future
+        // (a debt holds no tokens; a stamp just ahead with tokens is a full bucket's restart).
+        let held = if stamp > fv && tokens == 0 {
+            -i128::from(stamp - fv)
+        } else {
+            i128::from(from.available(stamp, tokens, fv))
+        };
+        let consumed = i128::from(from.full) - held;
+        // Into the new precision, rounded up (never forgiving a fraction of a token).
+        let consumed = if to.k >= from.k {
+            consumed << (to.k - from.k)
+        } else {
+            let shift = from.k - to.k;
+            (consumed + (1 << shift) - 1) >> shift
+        };
+        let held = i128::from(to.full) - consumed;
+        // Refilling restarts at the first whole new unit after `now`: the tokens were measured
+        // at or before `now`, so starting earlier could credit time twice.
+        let (_, cv) = to.scale.floor_ceil_inlined(now);
+        if held >= i128::from(to.full) {
+            Self::fresh(to)
+        } else if held >= 0 {
+            to.pack(cv, held as u64)
+        } else {
+            let stamp = saturate_u64(u128::from(cv) + held.unsigned_abs());
+            to.pack(stamp.min(to.scale.max_units()), 0)
+        }
     }
 
     fn is_fresh(state: u64, now: u64, p: &TokenBucketParams) -> bool {

@@ -34,6 +34,11 @@ impl Windows {
         self.phase
     }
 
+    /// True when both locate every reading in the same windows (same period and phase).
+    pub(crate) fn same_as(&self, other: &Windows) -> bool {
+        self.period() == other.period() && self.phase == other.phase
+    }
+
     /// The largest index any clock reading maps to.
     pub(crate) fn max_index(&self) -> u64 {
         self.locate(MAX_NANOS).0

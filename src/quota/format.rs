@@ -10,7 +10,7 @@ pub(super) fn write_quota(f: &mut fmt::Formatter<'_>, quota: &Quota) -> fmt::Res
     // Every period is a whole number of nanoseconds, so the last unit always divides it.
     let unit = UNITS
         .iter()
-        .find(|unit| period % unit.nanos == 0)
+        .find(|unit| period.is_multiple_of(unit.nanos))
         .unwrap_or(&UNITS[UNITS.len() - 1]);
     let count = period / unit.nanos;
     match (count, unit.word) {

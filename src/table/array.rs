@@ -1,4 +1,5 @@
-//! [`Array`]: one shard's open-addressing array of slots, each a key beside its state word.
+//! [`Array`]: one shard's open-addressing array of slots, each a key beside its state word,
+//! and the quota parameters those states are kept under.
 //!
 //! Linear probing from `fastrange(hash, capacity)`. A slot's key is written once, before its
 //! word is published (`Release`), and never overwritten while the array lives: readers compare
@@ -52,22 +53,30 @@ pub(crate) enum Lookup<'a, K> {
     Absent,
 }
 
-/// One shard's slots, and the array that replaces it while it is being migrated.
-pub(crate) struct Array<K> {
+/// One shard's slots, the parameters of the quota their states are kept under, and the array
+/// that replaces it while it is being migrated. A check uses the parameters of the array it
+/// found its key in, so a reconfiguration (a migration into an array with new parameters,
+/// converting every state) switches each key atomically.
+pub(crate) struct Array<K, P> {
     slots: Slots<K>,
-    next: AtomicPtr<Array<K>>,
+    next: AtomicPtr<Array<K, P>>,
+    params: P,
+    /// Bumped by every reconfiguration, kept by growth (see `Swap::generation`).
+    generation: u32,
     /// Under loom, reclamation marks an array freed instead of freeing it, and every access
     /// asserts it is not: a model in which a reader touches reclaimed memory fails.
     #[cfg(loom)]
     freed: crate::sync::AtomicBool,
 }
 
-impl<K> Array<K> {
-    /// An array of `capacity` empty slots.
-    pub(crate) fn new(capacity: usize) -> Array<K> {
+impl<K, P> Array<K, P> {
+    /// An array of `capacity` empty slots for states kept under `params`.
+    pub(crate) fn new(capacity: usize, params: P, generation: u32) -> Array<K, P> {
         Array {
             slots: Slots::new(capacity, Slot::empty),
             next: AtomicPtr::new(ptr::null_mut()),
+            params,
+            generation,
             #[cfg(loom)]
             freed: crate::sync::AtomicBool::new(false),
         }
@@ -91,6 +100,18 @@ impl<K> Array<K> {
 
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The parameters this array's states are kept under.
+    #[inline]
+    pub(crate) fn params(&self) -> &P {
+        &self.params
+    }
+
+    /// The reconfiguration this array's states belong to.
+    #[inline]
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
     }
 
     /// Bytes this array owns (not counting what keys own on the heap).
@@ -173,19 +194,19 @@ impl<K> Array<K> {
     /// # Safety
     /// The caller must be pinned in the domain the arrays are retired to.
     #[inline]
-    pub(crate) unsafe fn next(&self) -> Option<&Array<K>> {
+    pub(crate) unsafe fn next(&self) -> Option<&Array<K, P>> {
         self.assert_alive();
         // SAFETY: a successor outlives its predecessor and is retired only after it.
         unsafe { self.next.load(Ordering::Acquire).as_ref() }
     }
 
     /// Publishes the successor, before any slot is marked moved.
-    pub(crate) fn set_next(&self, next: *mut Array<K>) {
+    pub(crate) fn set_next(&self, next: *mut Array<K, P>) {
         self.next.store(next, Ordering::Release);
     }
 }
 
-impl<K> Drop for Array<K> {
+impl<K, P> Drop for Array<K, P> {
     fn drop(&mut self) {
         for slot in self.slots.iter() {
             let word = slot.word.load(Ordering::Relaxed);
@@ -199,6 +220,6 @@ impl<K> Drop for Array<K> {
 
 // SAFETY: slots are shared between threads; keys are only written by the single inserter
 // before publication and read after it, so `K: Send + Sync` suffices.
-unsafe impl<K: Send + Sync> Send for Array<K> {}
+unsafe impl<K: Send + Sync, P: Send + Sync> Send for Array<K, P> {}
 // SAFETY: as above.
-unsafe impl<K: Send + Sync> Sync for Array<K> {}
+unsafe impl<K: Send + Sync, P: Send + Sync> Sync for Array<K, P> {}

@@ -12,15 +12,18 @@ mod shard;
 mod slots;
 pub(crate) mod word;
 
-use crate::algorithm::engine::{Engine, Mode, Swap};
+use crate::algorithm::engine::{Engine, Mode, Stale, Swap};
 use crate::decision::Decision;
 use crate::reclaim::{Domain, Guard};
 use crate::sync::AtomicU64;
-use array::Lookup;
+use array::{Lookup, Slot};
 use crossbeam_utils::CachePadded;
-use shard::{capacity_for, Context, Insert, Shard};
+use shard::{capacity_for, ArrayOf, Context, Insert, Shard};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
+
+/// A decision, and when it consumed, the key's word and the swap to undo it with.
+pub(crate) type Reserved<'g> = (Decision, Option<(&'g AtomicU64, Swap)>);
 
 /// How a table is laid out.
 #[derive(Debug, Clone, Copy)]
@@ -39,33 +42,29 @@ pub(crate) struct Table<K, A: Engine, S> {
     shard_bits: u32,
     hasher: S,
     domain: Domain,
-    params: A::Params,
-    limit: u32,
     max_live: usize,
 }
 
 impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
-    pub(crate) fn new(params: A::Params, limit: u32, hasher: S, layout: Layout) -> Self {
+    /// A table whose states are kept under `params` (each array carries its parameters).
+    pub(crate) fn new(params: A::Params, hasher: S, layout: Layout) -> Self {
         let shards = layout.shards.clamp(1, 1 << 16).next_power_of_two();
         let per_shard = layout.initial_keys.div_ceil(shards);
         Table {
             shards: (0..shards)
-                .map(|_| CachePadded::new(Shard::new(capacity_for(per_shard))))
+                .map(|_| CachePadded::new(Shard::new(capacity_for(per_shard), params)))
                 .collect(),
             shard_bits: shards.trailing_zeros(),
             hasher,
             domain: Domain::new(),
-            params,
-            limit,
             max_live: layout
                 .max_keys
                 .map_or(usize::MAX, |max| max.div_ceil(shards).max(1)),
         }
     }
 
-    fn context(&self) -> Context<'_, A, S> {
+    fn context(&self) -> Context<'_, S> {
         Context {
-            params: &self.params,
             hasher: &self.hasher,
             domain: &self.domain,
             shard_bits: self.shard_bits,
@@ -108,30 +107,61 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         cost: u32,
         mode: Mode,
         guard: &'g Guard<'_>,
-    ) -> (Decision, Option<(&'g AtomicU64, Swap)>)
+    ) -> Reserved<'g>
     where
         K: Borrow<Q> + Hash + Clone + 'g,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let (shard, local) = self.locate(key);
-        if let Lookup::Found(slot) = shard.current(guard).find(local, key) {
-            if let Ok((decision, swap)) = A::keyed_check(&slot.word, &self.params, now, cost, mode)
-            {
-                return (decision, swap.map(|swap| (&slot.word, swap)));
+        let array = shard.current(guard);
+        if let Lookup::Found(slot) = array.find(local, key) {
+            if let Ok(outcome) = Self::decide_in(array, slot, now, cost, mode) {
+                return outcome;
             }
         }
         self.reserve_slow(shard, local, key, (now, cost, mode), guard)
+    }
+
+    /// Decides on `slot`'s word under the parameters of `array`, the array it was found in.
+    #[inline(always)]
+    fn decide_in<'g>(
+        array: &'g ArrayOf<K, A>,
+        slot: &'g Slot<K>,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+    ) -> Result<Reserved<'g>, Stale> {
+        let params = array.params();
+        if cost > A::capacity(params) && mode != Mode::Hit {
+            return Self::beyond_capacity(&slot.word, params, now);
+        }
+        let (decision, swap) = A::keyed_check(&slot.word, params, now, cost, mode)?;
+        let swap = swap.map(|swap| (&slot.word, swap.in_generation(array.generation())));
+        Ok((decision, swap))
+    }
+
+    /// A cost above the capacity reached the table: a `check_n` measured it before a
+    /// reconfiguration lowered the capacity. Such a request can never be admitted.
+    #[cold]
+    #[inline(never)]
+    fn beyond_capacity<'g>(
+        word: &AtomicU64,
+        params: &A::Params,
+        now: u64,
+    ) -> Result<Reserved<'g>, Stale> {
+        let (standing, _) = A::keyed_check(word, params, now, 0, Mode::Peek)?;
+        Ok((Decision::beyond_capacity(&standing), None))
     }
 
     /// The key's shard (by the top bits of its hash) and the hash bits that place it there.
     #[inline]
     fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&Shard<K, A>, u64) {
         let hash = self.hasher.hash_one(key);
-        let shard = &self.shards[if self.shard_bits == 0 {
-            0
-        } else {
-            (hash >> (64 - self.shard_bits)) as usize
-        }];
+        // The top `shard_bits` bits (two shifts, so that 0 bits needs no branch).
+        let index = (hash >> 32 >> (32 - self.shard_bits)) as usize;
+        debug_assert!(index < self.shards.len());
+        // SAFETY: `index < 2^shard_bits`, the number of shards (`shard_bits <= 16`).
+        let shard = unsafe { self.shards.get_unchecked(index) };
         (shard, hash << self.shard_bits)
     }
 
@@ -145,7 +175,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         key: &Q,
         (now, cost, mode): (u64, u32, Mode),
         guard: &'g Guard<'_>,
-    ) -> (Decision, Option<(&'g AtomicU64, Swap)>)
+    ) -> Reserved<'g>
     where
         K: Borrow<Q> + Hash + Clone + 'g,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -163,22 +193,24 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                     },
                 }
             };
-            let slot = match found {
-                Some(slot) => slot,
+            let (array, slot) = match found {
+                Some(slot) => (array, slot),
                 None if cost == 0 || mode == Mode::Peek => {
-                    return (A::keyed_fresh_decision(&self.params, now, cost), None);
+                    return (A::keyed_fresh_decision(array.params(), now, cost), None);
                 }
                 None => match shard.insert(&self.context(), local, key, (now, cost, mode), guard) {
-                    Some(Insert::Existing(slot)) => slot,
-                    Some(Insert::New(slot, decision, swap)) => {
+                    Insert::Existing(array, slot) => (array, slot),
+                    Insert::New(slot, decision, swap) => {
                         return (decision, swap.map(|swap| (&slot.word, swap)));
                     }
-                    None => return (Decision::table_full(self.limit), None),
+                    Insert::Full(array) => {
+                        let limit = A::keyed_fresh_decision(array.params(), now, 0).limit();
+                        return (Decision::table_full(limit), None);
+                    }
                 },
             };
-            if let Ok((decision, swap)) = A::keyed_check(&slot.word, &self.params, now, cost, mode)
-            {
-                return (decision, swap.map(|swap| (&slot.word, swap)));
+            if let Ok(outcome) = Self::decide_in(array, slot, now, cost, mode) {
+                return outcome;
             }
             // The key was swept or migrated since it was found: look again. (A sliding log
             // whose ring was retired has had its word tombstoned by the check that found it,
@@ -203,13 +235,39 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         let mut array = shard.current(&guard);
         loop {
             match array.find(local, key) {
-                Lookup::Found(slot) => return A::keyed_undo(&slot.word, swap),
+                // A reconfiguration since converted the state: the swap's words mean nothing
+                // there any more.
+                Lookup::Found(slot) => {
+                    return array.generation() == swap.generation && A::keyed_undo(&slot.word, swap)
+                }
                 Lookup::Absent => return false,
                 // SAFETY: pinned; a moved slot's array always has a successor.
                 Lookup::Moved => match unsafe { array.next() } {
                     Some(next) => array = next,
                     None => return false,
                 },
+            }
+        }
+    }
+
+    /// Converts every key's state to `params`, the quota of reconfiguration `generation`, at
+    /// `now`, shard by shard (see [`shard`]).
+    pub(crate) fn reconfigure(&self, params: A::Params, generation: u32, now: u64)
+    where
+        K: Hash + Clone,
+    {
+        let context = self.context();
+        for shard in self.shards.iter() {
+            shard.reconfigure(&context, params, generation, now, &self.domain.pin());
+        }
+        self.collect_unpinned();
+    }
+
+    /// Frees retired memory; two rounds let the epoch pass everything retired before.
+    fn collect_unpinned(&self) {
+        for _ in 0..2 {
+            for shard in self.shards.iter() {
+                shard.collect_garbage(&self.domain);
             }
         }
     }
@@ -225,12 +283,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             .iter()
             .map(|shard| shard.sweep(&context, now, &self.domain.pin()))
             .sum();
-        // Unpinned now: two rounds let the epoch pass everything retired above.
-        for _ in 0..2 {
-            for shard in self.shards.iter() {
-                shard.collect_garbage(&self.domain);
-            }
-        }
+        self.collect_unpinned();
         swept
     }
 
@@ -248,7 +301,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             + self
                 .shards
                 .iter()
-                .map(|shard| shard.memory_bytes(&self.params))
+                .map(|shard| shard.memory_bytes())
                 .sum::<usize>()
     }
 

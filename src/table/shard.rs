@@ -12,9 +12,13 @@
 //!   the word if a check changed it in between). A check that meets `MOVED` follows the
 //!   successor and finds the word already there, so no update is lost and no reader waits.
 //!   The old array is retired to the epoch domain and freed after a grace period.
+//! - **reconfiguration** is a migration into an array with the new quota's parameters, each
+//!   word converted as it moves (and converted again if a check changed it in between): a
+//!   check is decided under the parameters of the array it found its key in, so every key
+//!   switches quotas atomically.
 
 use super::array::{Array, Lookup, Slot};
-use super::word::{self, MOVED};
+use super::word;
 use crate::algorithm::engine::{Engine, Mode, Swap, Sweep};
 use crate::decision::Decision;
 use crate::reclaim::{Domain, Guard};
@@ -43,16 +47,17 @@ fn fits(used: usize, capacity: usize) -> bool {
 }
 
 /// What an insert found.
-pub(super) enum Insert<'g, K> {
-    /// Another thread inserted the key first: check it as usual.
-    Existing(&'g Slot<K>),
+pub(super) enum Insert<'g, K, P> {
+    /// Another thread inserted the key first: check it as usual (in this array).
+    Existing(&'g Array<K, P>, &'g Slot<K>),
     /// The key is new; its first request was decided as it was published.
     New(&'g Slot<K>, Decision, Option<Swap>),
+    /// The shard holds `max_live` keys that a sweep cannot free (this is its array).
+    Full(&'g Array<K, P>),
 }
 
 /// What a shard needs from its table for maintenance.
-pub(super) struct Context<'a, A: Engine, S> {
-    pub(super) params: &'a A::Params,
+pub(super) struct Context<'a, S> {
     pub(super) hasher: &'a S,
     pub(super) domain: &'a Domain,
     /// Bits of the hash that chose the shard (shifted out before probing).
@@ -61,7 +66,7 @@ pub(super) struct Context<'a, A: Engine, S> {
     pub(super) max_live: usize,
 }
 
-impl<A: Engine, S: BuildHasher> Context<'_, A, S> {
+impl<S: BuildHasher> Context<'_, S> {
     /// The bits of `key`'s hash that place it within a shard.
     pub(super) fn local_hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
         self.hasher.hash_one(key) << self.shard_bits
@@ -69,38 +74,41 @@ impl<A: Engine, S: BuildHasher> Context<'_, A, S> {
 }
 
 /// Memory whose last reader may still be pinned.
-enum Retired<K> {
-    Array(Box<Array<K>>),
+enum Retired<K, P> {
+    Array(Box<Array<K, P>>),
     /// A live word's payload (a sliding log's ring).
     Word(u64),
 }
 
 /// The lock-protected bookkeeping.
-struct Inner<K> {
+struct Inner<K, P> {
     live: usize,
     tombstones: usize,
     /// Retired memory with the epoch tag after which it may be freed.
-    garbage: Vec<(u64, Retired<K>)>,
+    garbage: Vec<(u64, Retired<K, P>)>,
     /// Inserts since the last try at freeing `garbage`.
     inserts_since_collect: u32,
     /// Under loom, reclaimed memory is kept (marked freed) until the shard drops.
     #[cfg(loom)]
-    graveyard: Vec<Retired<K>>,
+    graveyard: Vec<Retired<K, P>>,
 }
+
+/// The array type of a shard of `A`'s states.
+pub(super) type ArrayOf<K, A> = Array<K, <A as Engine>::Params>;
 
 /// One shard: its current array and the lock serializing changes to it.
 pub(super) struct Shard<K, A: Engine> {
-    array: AtomicPtr<Array<K>>,
-    inner: Mutex<Inner<K>>,
+    array: AtomicPtr<ArrayOf<K, A>>,
+    inner: Mutex<Inner<K, A::Params>>,
     /// `inner.live`, readable without the lock.
     len: AtomicUsize,
     algorithm: PhantomData<A>,
 }
 
 impl<K, A: Engine> Shard<K, A> {
-    pub(super) fn new(capacity: usize) -> Self {
+    pub(super) fn new(capacity: usize, params: A::Params) -> Self {
         Shard {
-            array: AtomicPtr::new(Box::into_raw(Box::new(Array::new(capacity)))),
+            array: AtomicPtr::new(Box::into_raw(Box::new(Array::new(capacity, params, 0)))),
             inner: Mutex::new(Inner {
                 live: 0,
                 tombstones: 0,
@@ -116,7 +124,7 @@ impl<K, A: Engine> Shard<K, A> {
 
     /// The current array, valid while `_guard` pins this thread.
     #[inline]
-    pub(super) fn current<'g>(&self, _guard: &'g Guard<'_>) -> &'g Array<K> {
+    pub(super) fn current<'g>(&self, _guard: &'g Guard<'_>) -> &'g ArrayOf<K, A> {
         // SAFETY: arrays are retired to the domain the guard pins before being freed.
         unsafe { &*self.array.load(Ordering::Acquire) }
     }
@@ -126,16 +134,15 @@ impl<K, A: Engine> Shard<K, A> {
     }
 
     /// Inserts `key` with its first request of `cost` already decided (in `mode`), unless
-    /// another thread just inserted it; `None` when the shard holds `max_live` keys that a
-    /// sweep cannot free.
+    /// another thread just inserted it or the shard is full.
     pub(super) fn insert<'g, Q, S>(
         &self,
-        ctx: &Context<'_, A, S>,
+        ctx: &Context<'_, S>,
         hash: u64,
         key: &Q,
         (now, cost, mode): (u64, u32, Mode),
         guard: &'g Guard<'_>,
-    ) -> Option<Insert<'g, K>>
+    ) -> Insert<'g, K, A::Params>
     where
         K: Borrow<Q> + Hash + Clone,
         Q: Eq + ToOwned<Owned = K> + ?Sized,
@@ -145,16 +152,17 @@ impl<K, A: Engine> Shard<K, A> {
         // Migrations finish under this lock, so the current array has no moved slots.
         let mut array = self.current(guard);
         if let Lookup::Found(slot) = array.find(hash, key) {
-            return Some(Insert::Existing(slot));
+            return Insert::Existing(array, slot);
         }
         if !fits(inner.live + inner.tombstones + 1, array.capacity()) || inner.live >= ctx.max_live
         {
             array = self.maintain(&mut inner, ctx, now, guard);
             if inner.live >= ctx.max_live {
-                return None;
+                return Insert::Full(array);
             }
         }
-        let (word, decision, swap) = A::keyed_insert(ctx.params, now, cost, mode);
+        let (word, decision, swap) = A::keyed_insert(array.params(), now, cost, mode);
+        let swap = swap.map(|swap| swap.in_generation(array.generation()));
         let slot = array.insert(hash, key.to_owned(), word);
         inner.live += 1;
         self.len.store(inner.live, Ordering::Relaxed);
@@ -167,17 +175,17 @@ impl<K, A: Engine> Shard<K, A> {
                 self.collect(&mut inner, ctx.domain);
             }
         }
-        Some(Insert::New(slot, decision, swap))
+        Insert::New(slot, decision, swap)
     }
 
     /// Makes room for one more key: sweep, then migrate if the sweep was not enough.
     fn maintain<'g, S: BuildHasher>(
         &self,
-        inner: &mut Inner<K>,
-        ctx: &Context<'_, A, S>,
+        inner: &mut Inner<K, A::Params>,
+        ctx: &Context<'_, S>,
         now: u64,
         guard: &'g Guard<'_>,
-    ) -> &'g Array<K>
+    ) -> &'g ArrayOf<K, A>
     where
         K: Hash + Clone,
     {
@@ -187,7 +195,7 @@ impl<K, A: Engine> Shard<K, A> {
         let array = if fits(inner.live + inner.tombstones + 1, array.capacity()) {
             array
         } else {
-            self.migrate(inner, ctx, array, capacity_for(live))
+            self.migrate(inner, ctx, array, capacity_for(live), None)
         };
         self.collect(inner, ctx.domain);
         array
@@ -196,15 +204,15 @@ impl<K, A: Engine> Shard<K, A> {
     /// Tombstones every key whose state is fresh at `now`; returns how many.
     fn sweep_locked<S>(
         &self,
-        inner: &mut Inner<K>,
-        ctx: &Context<'_, A, S>,
-        array: &Array<K>,
+        inner: &mut Inner<K, A::Params>,
+        ctx: &Context<'_, S>,
+        array: &ArrayOf<K, A>,
         now: u64,
     ) -> usize {
         let mut swept = 0;
         let mut payloads = Vec::new();
         for slot in array.slots() {
-            if let Sweep::Swept(payload) = A::keyed_sweep(&slot.word, ctx.params, now) {
+            if let Sweep::Swept(payload) = A::keyed_sweep(&slot.word, array.params(), now) {
                 swept += 1;
                 payloads.extend(payload);
             }
@@ -222,39 +230,38 @@ impl<K, A: Engine> Shard<K, A> {
     }
 
     /// Moves every live key of `old` into a new array of `capacity` slots, which becomes
-    /// current; `old` is retired.
+    /// current; `old` is retired. With `change` (new parameters, their generation, and the
+    /// time to convert at), every state is converted to the new parameters as it moves: a
+    /// reconfiguration.
     fn migrate<'g, S: BuildHasher>(
         &self,
-        inner: &mut Inner<K>,
-        ctx: &Context<'_, A, S>,
-        old: &'g Array<K>,
+        inner: &mut Inner<K, A::Params>,
+        ctx: &Context<'_, S>,
+        old: &'g ArrayOf<K, A>,
         capacity: usize,
-    ) -> &'g Array<K>
+        change: Option<(A::Params, u32, u64)>,
+    ) -> &'g ArrayOf<K, A>
     where
         K: Hash + Clone,
     {
-        let fresh = Box::into_raw(Box::new(Array::new(capacity)));
+        let (params, generation) = change.map_or((*old.params(), old.generation()), |c| (c.0, c.1));
+        let fresh = Box::into_raw(Box::new(Array::new(capacity, params, generation)));
         // SAFETY: just allocated; freed only after being retired, which outlives 'g's guard.
-        let new: &'g Array<K> = unsafe { &*fresh };
+        let new: &'g ArrayOf<K, A> = unsafe { &*fresh };
         old.set_next(fresh);
+        let convert = change.map(|(_, _, now)| (old.params(), new.params(), now));
+        let mut payloads = Vec::new();
         for slot in old.slots() {
-            let mut current = slot.word.load(Ordering::Acquire);
-            if !word::is_live(current) {
-                continue;
-            }
-            // SAFETY: a live word's key is initialized.
-            let (hash, key) = unsafe { slot.with_key(|k| (ctx.local_hash(k), k.clone())) };
-            let moved = new.insert(hash, key, current);
-            // Only checks race with us here, and they only ever replace a live word by
-            // another live word.
-            while let Err(changed) =
-                slot.word
-                    .compare_exchange(current, MOVED, Ordering::AcqRel, Ordering::Acquire)
-            {
-                debug_assert!(word::is_live(changed));
-                current = changed;
-                moved.word.store(current, Ordering::Release);
-            }
+            let mut moved: Option<&Slot<K>> = None;
+            let payload = A::keyed_migrate(&slot.word, convert, |word| match moved {
+                Some(moved) => moved.word.store(word, Ordering::Release),
+                None => {
+                    // SAFETY: a live word's key is initialized.
+                    let (hash, key) = unsafe { slot.with_key(|k| (ctx.local_hash(k), k.clone())) };
+                    moved = Some(new.insert(hash, key, word));
+                }
+            });
+            payloads.extend(payload);
         }
         let retired = self.array.swap(fresh, Ordering::AcqRel);
         inner.tombstones = 0;
@@ -263,11 +270,38 @@ impl<K, A: Engine> Shard<K, A> {
         inner
             .garbage
             .push((tag, Retired::Array(unsafe { Box::from_raw(retired) })));
+        inner
+            .garbage
+            .extend(payloads.into_iter().map(|w| (tag, Retired::Word(w))));
         new
     }
 
+    /// Converts every key to `params` (the quota of reconfiguration `generation`) at `now`.
+    pub(super) fn reconfigure<S: BuildHasher>(
+        &self,
+        ctx: &Context<'_, S>,
+        params: A::Params,
+        generation: u32,
+        now: u64,
+        guard: &Guard<'_>,
+    ) where
+        K: Hash + Clone,
+    {
+        let mut inner = lock(&self.inner);
+        let array = self.current(guard);
+        let capacity = capacity_for(inner.live);
+        self.migrate(
+            &mut inner,
+            ctx,
+            array,
+            capacity,
+            Some((params, generation, now)),
+        );
+        self.collect(&mut inner, ctx.domain);
+    }
+
     /// Frees retired memory no reader can still hold.
-    fn collect(&self, inner: &mut Inner<K>, domain: &Domain) {
+    fn collect(&self, inner: &mut Inner<K, A::Params>, domain: &Domain) {
         if inner.garbage.is_empty() {
             return;
         }
@@ -293,7 +327,7 @@ impl<K, A: Engine> Shard<K, A> {
     /// more than twice the size its keys need, and frees what it can. Returns keys swept.
     pub(super) fn sweep<S: BuildHasher>(
         &self,
-        ctx: &Context<'_, A, S>,
+        ctx: &Context<'_, S>,
         now: u64,
         guard: &Guard<'_>,
     ) -> usize
@@ -305,7 +339,7 @@ impl<K, A: Engine> Shard<K, A> {
         let swept = self.sweep_locked(&mut inner, ctx, array, now);
         let wanted = capacity_for(inner.live);
         if inner.tombstones * 2 >= array.capacity() || array.capacity() > 2 * wanted {
-            self.migrate(&mut inner, ctx, array, wanted);
+            self.migrate(&mut inner, ctx, array, wanted, None);
         }
         self.collect(&mut inner, ctx.domain);
         swept
@@ -324,10 +358,11 @@ impl<K, A: Engine> Shard<K, A> {
     }
 
     /// Bytes held: the current array, what its keys' words own, and unreclaimed garbage.
-    pub(super) fn memory_bytes(&self, params: &A::Params) -> usize {
+    pub(super) fn memory_bytes(&self) -> usize {
         let inner = lock(&self.inner);
         // SAFETY: as in `capacity`.
         let array = unsafe { &*self.array.load(Ordering::Acquire) };
+        let params = array.params();
         let garbage: usize = inner
             .garbage
             .iter()
@@ -344,7 +379,7 @@ impl<K, A: Engine> Shard<K, A> {
 }
 
 #[cfg(loom)]
-impl<K> Retired<K> {
+impl<K, P> Retired<K, P> {
     fn mark_freed(&self) {
         match self {
             Retired::Array(array) => array.mark_freed(),
@@ -356,7 +391,7 @@ impl<K> Retired<K> {
     }
 }
 
-fn release<K, A: Engine>(retired: Retired<K>) {
+fn release<K, A: Engine>(retired: Retired<K, A::Params>) {
     match retired {
         Retired::Array(array) => drop(array),
         // SAFETY: the word came from `keyed_fresh` and its grace period has passed.

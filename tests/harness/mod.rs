@@ -138,28 +138,62 @@ pub fn assert_identical<A: Algorithm, M: Model>(
     start: u64,
     trace: &[Step],
 ) -> Result<(), TestCaseError> {
-    let (limiter, clock) = limiter::<A>(quota, start);
-    let mut model = M::new(quota);
-    let mut hit_cost = 0;
-    let mut now = start;
+    let mut run = Lockstep::<A, M>::new(quota, start);
     for (i, step) in trace.iter().enumerate() {
-        now += step.gap;
-        clock.set_nanos(now);
+        run.step(i, step)?;
+    }
+    Ok(())
+}
+
+/// A limiter and its model driven in lockstep by [`Lockstep::step`], which compares every
+/// decision; [`Lockstep::set_quota`] changes both quotas midway.
+pub struct Lockstep<A: Algorithm, M: Model> {
+    pub limiter: Limiter<A, ManualClock>,
+    pub clock: ManualClock,
+    pub model: M,
+    pub now: u64,
+    quota: Quota,
+    hit_cost: u64,
+}
+
+impl<A: Algorithm, M: Model> Lockstep<A, M> {
+    pub fn new(quota: Quota, start: u64) -> Self {
+        let (limiter, clock) = limiter::<A>(quota, start);
+        Lockstep {
+            limiter,
+            clock,
+            model: M::new(quota),
+            now: start,
+            quota,
+            hit_cost: 0,
+        }
+    }
+
+    /// Moves time on by `step.gap`, then checks or hits both and compares the decisions.
+    pub fn step(&mut self, i: usize, step: &Step) -> Result<(), TestCaseError> {
+        self.now += step.gap;
+        let now = self.now;
+        self.clock.set_nanos(now);
         let (decision, expected, retry_cost) = if step.hit {
-            hit_cost += u64::from(step.cost);
-            (limiter.hit(step.cost), model.hit(now, step.cost), 1)
+            self.hit_cost += u64::from(step.cost);
+            (
+                self.limiter.hit(step.cost),
+                self.model.hit(now, step.cost),
+                1,
+            )
         } else {
-            let peeked = limiter.peek_n(step.cost).unwrap();
-            let decision = limiter.check_n(step.cost).unwrap();
+            let peeked = self.limiter.peek_n(step.cost).unwrap();
+            let decision = self.limiter.check_n(step.cost).unwrap();
             prop_assert_eq!(
                 summary(&peeked),
                 summary(&decision),
                 "peek differs at step {}",
                 i
             );
-            (decision, model.check(now, step.cost), step.cost)
+            (decision, self.model.check(now, step.cost), step.cost)
         };
-        let horizon = debt_horizon(quota, hit_cost);
+        let model = &self.model;
+        let horizon = debt_horizon(self.quota, self.hit_cost);
         prop_assert_eq!(
             decision.is_allowed(),
             expected.is_some(),
@@ -179,11 +213,11 @@ pub fn assert_identical<A: Algorithm, M: Model>(
         );
         prop_assert_eq!(
             decision.remaining(),
-            probe::remaining(&model, now),
+            probe::remaining(model, now),
             "remaining, step {}",
             i
         );
-        let fresh = probe::first_fresh(&model, now, horizon).expect("refills within the horizon");
+        let fresh = probe::first_fresh(model, now, horizon).expect("refills within the horizon");
         prop_assert_eq!(
             nanos(decision.reset_after()),
             fresh - now,
@@ -191,7 +225,7 @@ pub fn assert_identical<A: Algorithm, M: Model>(
             i
         );
         if decision.is_denied() {
-            let at = probe::first_admission(&model, now, retry_cost, horizon)
+            let at = probe::first_admission(model, now, retry_cost, horizon)
                 .expect("admissible within the horizon");
             prop_assert_eq!(
                 decision.retry_after(),
@@ -200,6 +234,19 @@ pub fn assert_identical<A: Algorithm, M: Model>(
                 i
             );
         }
+        Ok(())
     }
-    Ok(())
+
+    /// Changes both to `quota`, `gap` ns after the last step.
+    pub fn set_quota(&mut self, quota: Quota, gap: u64) {
+        self.now += gap;
+        self.clock.set_nanos(self.now);
+        self.limiter
+            .set_quota(quota)
+            .expect("the quota strategy only makes quotas every algorithm accepts");
+        self.model.reconfigure(quota, self.now);
+        // What was consumed carries over in requests: at most a burst, plus the hits' debt.
+        self.hit_cost += u64::from(self.quota.burst().max(self.quota.limit()));
+        self.quota = quota;
+    }
 }

@@ -23,6 +23,11 @@ pub trait Model: Clone + std::fmt::Debug {
     /// True when the state at `t` carries no information: a full bucket, an empty window, an
     /// empty log.
     fn is_fresh_at(&self, t: u64) -> bool;
+    /// Enforces `quota` from `now` on, keeping what was consumed (the rule every algorithm's
+    /// header states): rate algorithms keep the requests still owed, windows their counts (a
+    /// new period moves what still counts into the window holding `now`), the log its live
+    /// entries. Fractions are rounded toward denial.
+    fn reconfigure(&mut self, quota: Quota, now: u64);
     /// The largest cost ever admissible.
     fn capacity(&self) -> u32;
 }
@@ -79,6 +84,19 @@ impl Model for GcraModel {
         self.tat_l <= u128::from(t) * self.l
     }
 
+    /// The backlog `tat - now` is `backlog / T` requests owed; they stay owed at the new `T`.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        let backlog_l = self.tat_l.saturating_sub(u128::from(now) * self.l);
+        let (l, b, p) = parts(&quota);
+        let owed = (backlog_l * p).div_ceil(self.p);
+        let tat_l = if owed == 0 {
+            0
+        } else {
+            u128::from(now) * l + owed
+        };
+        *self = GcraModel { l, b, p, tat_l };
+    }
+
     fn capacity(&self) -> u32 {
         self.b as u32
     }
@@ -126,6 +144,19 @@ impl Model for LeakyModel {
 
     fn is_fresh_at(&self, t: u64) -> bool {
         self.next_l <= u128::from(t) * self.l
+    }
+
+    /// The queued slots stay queued, each taking the new `T`.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        let queued_l = self.next_l.saturating_sub(u128::from(now) * self.l);
+        let (l, b, p) = parts(&quota);
+        let owed = (queued_l * p).div_ceil(self.p);
+        let next_l = if owed == 0 {
+            0
+        } else {
+            u128::from(now) * l + owed
+        };
+        *self = LeakyModel { l, b, p, next_l };
     }
 
     fn capacity(&self) -> u32 {
@@ -194,6 +225,20 @@ impl Model for TokenBucketModel {
         self.refilled(t) == (self.b * self.p) as i128
     }
 
+    /// The tokens consumed (the burst minus the tokens held, debt included) stay consumed.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        let consumed = (self.b * self.p) as i128 - self.refilled(now);
+        let (l, b, p) = parts(&quota);
+        let consumed = (consumed * p as i128 + self.p as i128 - 1).div_euclid(self.p as i128);
+        *self = TokenBucketModel {
+            l,
+            b,
+            p,
+            tokens_p: (b * p) as i128 - consumed,
+            last: now,
+        };
+    }
+
     fn capacity(&self) -> u32 {
         self.b as u32
     }
@@ -229,15 +274,25 @@ impl Model for FixedWindowModel {
         Some(0)
     }
 
-    /// A hit counts in its window whether or not it fitted.
+    /// A hit counts in its window whether or not it fitted; a window holds at most `L` (the
+    /// documented saturation, visible only to a later, larger quota in the same window).
     fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
         let within = self.clone().check(now, cost);
-        *self.counts.entry(now / self.p).or_insert(0) += u64::from(cost);
+        let count = self.counts.entry(now / self.p).or_insert(0);
+        *count = (*count + u64::from(cost)).min(self.l);
         within
     }
 
     fn is_fresh_at(&self, t: u64) -> bool {
         self.counts.get(&(t / self.p)).copied().unwrap_or(0) == 0
+    }
+
+    /// The current window's count stays, in the new window holding `now`.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        let count = self.counts.get(&(now / self.p)).copied().unwrap_or(0);
+        self.l = u64::from(quota.limit());
+        self.p = quota.period().as_nanos() as u64;
+        self.counts = BTreeMap::from([(now / self.p, count.min(self.l))]);
     }
 
     fn capacity(&self) -> u32 {
@@ -302,6 +357,27 @@ impl Model for SlidingWindowModel {
         prev == 0 && curr == 0
     }
 
+    /// With the same period both windows' counts stay; with another, what still counts now
+    /// (the weighted estimate, rounded up) becomes the new current window's count.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        let (prev, curr, elapsed) = self.counts_at(now);
+        let (l, p) = (u128::from(quota.limit()), quota.period().as_nanos() as u64);
+        let window = now / self.p;
+        self.counts = if p == self.p {
+            let mut counts = BTreeMap::from([(window, curr.min(l) as u64)]);
+            if let Some(before) = window.checked_sub(1) {
+                counts.insert(before, prev.min(l) as u64);
+            }
+            counts
+        } else {
+            let old = u128::from(self.p);
+            let estimate = (prev * (old - elapsed)).div_ceil(old) + curr;
+            BTreeMap::from([(now / p, estimate.min(l) as u64)])
+        };
+        self.l = l;
+        self.p = p;
+    }
+
     fn capacity(&self) -> u32 {
         self.l as u32
     }
@@ -346,6 +422,14 @@ impl Model for SlidingLogModel {
 
     fn is_fresh_at(&self, t: u64) -> bool {
         self.log.iter().all(|&s| s + self.p <= t)
+    }
+
+    /// Every entry still live under the new period stays.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        self.l = quota.limit() as usize;
+        self.p = quota.period().as_nanos() as u64;
+        let p = self.p;
+        self.log.retain(|&s| s + p > now);
     }
 
     fn capacity(&self) -> u32 {

@@ -40,11 +40,23 @@ impl Observed {
 }
 
 /// One operation on one limit: `Check(n)` is `check_n(n)` (`check()` for 1), `Peek(n)` is
-/// `peek_n(n)` (`peek()` for 1).
+/// `peek_n(n)` (`peek()` for 1), `SetQuota` is `set_quota(limit per second, burst)`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum Op {
     Check(u32),
     Peek(u32),
+    SetQuota { per_second: u32, burst: u32 },
+}
+
+/// What a `set_quota` observes (nothing: it always succeeds in the models).
+const CHANGED: Observed = Observed {
+    allowed: true,
+    remaining: 0,
+    wait: 0,
+};
+
+fn quota_of(per_second: u32, burst: u32) -> sluicegate::Quota {
+    sluicegate::Quota::per_second(per_second).with_burst(burst)
 }
 
 impl Op {
@@ -61,12 +73,17 @@ impl Op {
             }
             // A peek answers exactly as the check would, consuming nothing.
             Op::Peek(_) => self.as_check().apply(&mut model.clone(), now),
+            Op::SetQuota { per_second, burst } => {
+                model.reconfigure(quota_of(per_second, burst), now);
+                CHANGED
+            }
         }
     }
 
     fn as_check(self) -> Op {
         match self {
             Op::Check(n) | Op::Peek(n) => Op::Check(n),
+            op => op,
         }
     }
 
@@ -77,6 +94,10 @@ impl Op {
             Op::Check(n) => limiter.check_n(n).expect("models stay within capacity"),
             Op::Peek(1) => limiter.peek(),
             Op::Peek(n) => limiter.peek_n(n).expect("models stay within capacity"),
+            Op::SetQuota { per_second, burst } => {
+                limiter.set_quota(quota_of(per_second, burst)).unwrap();
+                return CHANGED;
+            }
         };
         Observed::of(&decision)
     }
@@ -92,6 +113,10 @@ impl Op {
             Op::Check(n) => limiter.check_n(&key, n).expect("within capacity"),
             Op::Peek(1) => limiter.peek(&key),
             Op::Peek(n) => limiter.peek_n(&key, n).expect("within capacity"),
+            Op::SetQuota { per_second, burst } => {
+                limiter.set_quota(quota_of(per_second, burst)).unwrap();
+                return CHANGED;
+            }
         };
         Observed::of(&decision)
     }
@@ -145,6 +170,13 @@ impl<M: Model> Keyed<M> {
 impl<M: Model> Spec for Keyed<M> {
     type Op = (u64, Op);
     fn apply(&mut self, (key, op): (u64, Op)) -> Observed {
+        if let Op::SetQuota { .. } = op {
+            // Every key changes quota, and new keys start under the new one.
+            for model in self.keys.values_mut().chain([&mut self.fresh]) {
+                op.apply(model, self.now);
+            }
+            return CHANGED;
+        }
         let model = self.keys.entry(key).or_insert_with(|| self.fresh.clone());
         op.apply(model, self.now)
     }
