@@ -171,6 +171,52 @@ where
         Ok(self.decide_mode(key, n, Mode::Peek))
     }
 
+    /// Decides one request for each of `keys`, in order, exactly as calling
+    /// [`check`](Self::check) on each in turn would (a key that appears twice is checked
+    /// twice), with one clock reading for the whole batch.
+    ///
+    /// Faster than a loop of checks for a table larger than the caches: each key's slot is
+    /// prefetched a few keys before its turn, so the memory accesses of the batch overlap.
+    /// For callers that hold batches: message consumers limiting per tenant, log shippers, a
+    /// proxy's accept loop.
+    ///
+    /// ```
+    /// use sluicegate::{KeyedLimiter, Quota};
+    ///
+    /// let per_tenant = KeyedLimiter::<u64>::new(Quota::per_second(2))?;
+    /// let decisions = per_tenant.check_many(&[7, 8, 7, 7]);
+    /// let allowed: Vec<bool> = decisions.iter().map(|d| d.is_allowed()).collect();
+    /// assert_eq!(allowed, [true, true, true, false]);
+    ///
+    /// let by_name = KeyedLimiter::<String>::new(Quota::per_second(1))?;
+    /// assert!(by_name.check_many::<str, _>(&["a", "b", "a"])[2].is_denied());
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn check_many<Q, T>(&self, keys: &[T]) -> Vec<Decision>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        T: Borrow<Q>,
+    {
+        let mut decisions = Vec::new();
+        self.table
+            .check_many(keys, self.now(), Mode::Consume, &mut decisions);
+        decisions
+    }
+
+    /// The decisions [`check_many`](Self::check_many) would return now, consuming nothing.
+    pub fn peek_many<Q, T>(&self, keys: &[T]) -> Vec<Decision>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        T: Borrow<Q>,
+    {
+        let mut decisions = Vec::new();
+        self.table
+            .check_many(keys, self.now(), Mode::Peek, &mut decisions);
+        decisions
+    }
+
     /// Records `n` units for `key` whatever the answer, and says whether they were within the
     /// limit; see [`Limiter::hit`](crate::Limiter::hit).
     #[inline]

@@ -104,6 +104,12 @@ impl EmissionParams {
         self.burst
     }
 
+    /// Nanoseconds to refill a whole burst: `burst * period / limit`, rounded up.
+    pub(crate) fn refill_nanos(&self) -> u64 {
+        let refill = u128::from(self.burst) * u128::from(self.period);
+        saturate_u64(refill.div_ceil(u128::from(self.limit)))
+    }
+
     /// True when decisions equal exact rational GCRA (integral mode).
     #[cfg(test)]
     pub(super) fn is_exact(&self) -> bool {
@@ -156,6 +162,10 @@ macro_rules! emission_algorithm {
 
             fn is_fresh(tat: u64, now: u64, params: &Self::Params) -> bool {
                 $crate::algorithm::emission::is_fresh(tat, now, params)
+            }
+
+            fn idle_after(params: &Self::Params) -> u64 {
+                params.refill_nanos()
             }
 
             fn convert(tat: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64 {

@@ -140,6 +140,10 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// Replaces the word by a tombstone if the state is fresh at `now`, never losing a
     /// concurrent update. Only one sweeper runs per key at a time.
     fn keyed_sweep(word: &AtomicU64, params: &Self::Params, now: u64) -> Sweep;
+    /// Nanoseconds after its last write within which any state not in debt is fresh again (a
+    /// full refill, or the windows it counts in): keyed tables sweep a shard at most once per
+    /// this, since sooner no key can have become idle since the last sweep.
+    fn idle_after(params: &Self::Params) -> u64;
     /// Frees what a live word (or one returned by [`Sweep::Swept`]) owns.
     ///
     /// # Safety
@@ -181,6 +185,8 @@ pub trait Packed: Send + Sync + Sized + 'static {
     /// True when `state` carries no information at `now`: it decides every future request
     /// exactly as the fresh state would.
     fn is_fresh(state: u64, now: u64, params: &Self::Params) -> bool;
+    /// See [`Engine::idle_after`].
+    fn idle_after(params: &Self::Params) -> u64;
     /// `state` (under `from`) carried over to `to` at `now`, by the rule in the algorithm's
     /// header: what the key has consumed stays consumed, rounded toward denial. Pure.
     fn convert(state: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64;
@@ -336,6 +342,10 @@ macro_rules! packed_engine {
                 now: u64,
             ) -> $crate::algorithm::engine::Sweep {
                 $crate::cell::sweep::<$algorithm>(word, params, now)
+            }
+
+            fn idle_after(params: &Self::Params) -> u64 {
+                <$algorithm as $crate::algorithm::engine::Packed>::idle_after(params)
             }
 
             unsafe fn keyed_release(_word: u64) {}

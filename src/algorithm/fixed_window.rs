@@ -133,6 +133,10 @@ impl Packed for FixedWindow {
         (index << to.bits) | count.min(u64::from(to.limit))
     }
 
+    fn idle_after(p: &FixedWindowParams) -> u64 {
+        p.windows.period()
+    }
+
     fn is_fresh(state: u64, now: u64, p: &FixedWindowParams) -> bool {
         current(state, p.bits, p.windows.locate(now).0).1 == 0
     }

@@ -226,6 +226,10 @@ impl Engine for SlidingLog {
         Sweep::Swept(Some(ring))
     }
 
+    fn idle_after(params: &SlidingLogParams) -> u64 {
+        params.period
+    }
+
     unsafe fn keyed_release(word: u64) {
         // SAFETY: the caller guarantees `word` came from `keyed_insert` and is unused.
         drop(unsafe { Box::from_raw(word as *mut LogRing) });

@@ -202,6 +202,11 @@ impl Packed for SlidingWindow {
         (to.windows.locate(now).0 << (2 * bits)) | estimate.min(limit)
     }
 
+    fn idle_after(p: &SlidingWindowParams) -> u64 {
+        // Counted in its window, then weighing in the next.
+        p.windows.period().saturating_mul(2)
+    }
+
     fn is_fresh(state: u64, now: u64, p: &SlidingWindowParams) -> bool {
         let view = View::of(state, p.bits, &p.windows, now);
         view.prev == 0 && view.curr == 0

@@ -238,6 +238,11 @@ impl Packed for TokenBucket {
         }
     }
 
+    fn idle_after(p: &TokenBucketParams) -> u64 {
+        let refill = u128::from(p.burst) * u128::from(p.period);
+        saturate_u64(refill.div_ceil(u128::from(p.limit)))
+    }
+
     fn is_fresh(state: u64, now: u64, p: &TokenBucketParams) -> bool {
         let (stamp, tokens) = p.unpack(state);
         p.available(stamp, tokens, p.scale.floor_ceil_inlined(now).0) == p.full

@@ -49,8 +49,9 @@ pub(crate) enum Lookup<'a, K> {
     Found(&'a Slot<K>),
     /// The key was migrated: look in the successor array.
     Moved,
-    /// Not in this array.
-    Absent,
+    /// Not in this array; the index of the empty slot that ended the probe, where an insert
+    /// made before anything else changes the array would go (`None` if the array was full).
+    Absent(Option<usize>),
 }
 
 /// One shard's slots, the parameters of the quota their states are kept under, and the array
@@ -129,6 +130,15 @@ impl<K, P> Array<K, P> {
         ((u128::from(hash) * self.slots.len() as u128) >> 64) as usize
     }
 
+    /// Asks the CPU to bring the home slot of `hash` into the cache, for a lookup a few
+    /// operations later: independent lookups then overlap their misses (see `check_many`).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        // SAFETY: `home` is below the capacity; a prefetch never faults anyway.
+        let slot = unsafe { self.slots.get_unchecked(self.home(hash)) };
+        prefetch_line(slot as *const Slot<K>);
+    }
+
     /// Probes for `key` from its home slot until an empty slot.
     #[inline]
     pub(crate) fn find<Q>(&self, hash: u64, key: &Q) -> Lookup<'_, K>
@@ -146,7 +156,7 @@ impl<K, P> Array<K, P> {
             let slot = unsafe { slots.get_unchecked(i) };
             let word = slot.word.load(Ordering::Acquire);
             if word == EMPTY {
-                return Lookup::Absent;
+                return Lookup::Absent(Some(i));
             }
             // SAFETY: the word is not EMPTY, so the key was published before it.
             if unsafe { slot.with_key(|k| k.borrow() == key) } {
@@ -162,7 +172,19 @@ impl<K, P> Array<K, P> {
                 i = 0;
             }
         }
-        Lookup::Absent
+        Lookup::Absent(None)
+    }
+
+    /// Puts `key` with `word` in slot `index`, which a [`find`](Self::find) of this key ended
+    /// at (`Absent(Some(index))`), under the same rules as [`insert`](Self::insert), and with
+    /// no insert into this array since that find.
+    pub(crate) fn insert_at(&self, index: usize, key: K, word: u64) -> &Slot<K> {
+        let slot = &self.slots[index];
+        debug_assert_eq!(slot.word.load(Ordering::Relaxed), EMPTY);
+        // SAFETY: as in `insert`.
+        slot.key.with_mut(|k| unsafe { (*k).write(key) });
+        slot.word.store(word, Ordering::Release);
+        slot
     }
 
     /// Puts `key` with `word` in the first empty slot from its home.
@@ -204,6 +226,18 @@ impl<K, P> Array<K, P> {
     pub(crate) fn set_next(&self, next: *mut Array<K, P>) {
         self.next.store(next, Ordering::Release);
     }
+}
+
+/// A hint to load the line at `address` into every cache level; no effect elsewhere.
+#[inline(always)]
+fn prefetch_line<T>(address: *const T) {
+    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    // SAFETY: `_mm_prefetch` only hints; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    let _ = address;
 }
 
 impl<K, P> Drop for Array<K, P> {

@@ -22,6 +22,10 @@ use shard::{capacity_for, ArrayOf, Context, Insert, Shard};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 
+/// How many keys ahead of its check `check_many` prefetches a key's slot: enough lines in
+/// flight to cover a memory access with the work of the checks between (a power of two).
+const LOOKAHEAD: usize = 8;
+
 /// A decision, and when it consumed, the key's word and the swap to undo it with.
 pub(crate) type Reserved<'g> = (Decision, Option<(&'g AtomicU64, Swap)>);
 
@@ -112,14 +116,33 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         K: Borrow<Q> + Hash + Clone + 'g,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let (shard, local) = self.locate(key);
+        self.reserve_hashed(self.hasher.hash_one(key), key, now, cost, mode, guard)
+    }
+
+    /// [`reserve`](Self::reserve) of a key whose hash is already known.
+    #[inline(always)]
+    pub(crate) fn reserve_hashed<'g, Q>(
+        &self,
+        hash: u64,
+        key: &Q,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+        guard: &'g Guard<'_>,
+    ) -> Reserved<'g>
+    where
+        K: Borrow<Q> + Hash + Clone + 'g,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let (shard, local) = self.locate(hash);
         let array = shard.current(guard);
-        if let Lookup::Found(slot) = array.find(local, key) {
+        let found = array.find(local, key);
+        if let Lookup::Found(slot) = found {
             if let Ok(outcome) = Self::decide_in(array, slot, now, cost, mode) {
                 return outcome;
             }
         }
-        self.reserve_slow(shard, local, key, (now, cost, mode), guard)
+        self.reserve_slow(shard, local, key, (now, cost, mode), (array, found), guard)
     }
 
     /// Decides on `slot`'s word under the parameters of `array`, the array it was found in.
@@ -153,10 +176,48 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         Ok((Decision::beyond_capacity(&standing), None))
     }
 
-    /// The key's shard (by the top bits of its hash) and the hash bits that place it there.
-    #[inline]
-    fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&Shard<K, A>, u64) {
+    /// Decides one request of cost 1 (or peeks) for each of `keys`, in order, at `now`, into
+    /// `out`: each lookup is hashed and its home slot prefetched [`LOOKAHEAD`] keys before its
+    /// turn, so the cache misses of a batch overlap instead of queueing.
+    pub(crate) fn check_many<Q, T>(&self, keys: &[T], now: u64, mode: Mode, out: &mut Vec<Decision>)
+    where
+        K: Borrow<Q> + Hash + Clone,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        T: Borrow<Q>,
+    {
+        out.reserve(keys.len());
+        let guard = self.domain.pin();
+        let mut hashes = [0u64; LOOKAHEAD];
+        for (hash, key) in hashes.iter_mut().zip(keys) {
+            *hash = self.prefetch(key.borrow(), &guard);
+        }
+        for (i, key) in keys.iter().enumerate() {
+            let ring = &mut hashes[i % LOOKAHEAD];
+            let hash = *ring;
+            if let Some(ahead) = keys.get(i + LOOKAHEAD) {
+                *ring = self.prefetch(ahead.borrow(), &guard);
+            }
+            let (decision, _) = self.reserve_hashed(hash, key.borrow(), now, 1, mode, &guard);
+            if mode != Mode::Peek {
+                guard.count(decision.is_allowed());
+            }
+            out.push(decision);
+        }
+    }
+
+    /// The hash of `key`, after bringing its home slot toward the cache: a
+    /// [`reserve_hashed`](Self::reserve_hashed) of it a few keys later finds the line there.
+    #[inline(always)]
+    pub(crate) fn prefetch<Q: Hash + ?Sized>(&self, key: &Q, guard: &Guard<'_>) -> u64 {
         let hash = self.hasher.hash_one(key);
+        let (shard, local) = self.locate(hash);
+        shard.current(guard).prefetch(local);
+        hash
+    }
+
+    /// The shard of `hash` (by its top bits) and the hash bits that place a key there.
+    #[inline]
+    fn locate(&self, hash: u64) -> (&Shard<K, A>, u64) {
         // The top `shard_bits` bits (two shifts, so that 0 bits needs no branch).
         let index = (hash >> 32 >> (32 - self.shard_bits)) as usize;
         debug_assert!(index < self.shards.len());
@@ -166,6 +227,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     }
 
     /// The rest of [`reserve`](Self::reserve): a migration in progress, a swept key, a new key.
+    /// `first` is the fast path's lookup, which the first round reuses.
     #[cold]
     #[inline(never)]
     fn reserve_slow<'g, Q>(
@@ -174,21 +236,32 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         local: u64,
         key: &Q,
         (now, cost, mode): (u64, u32, Mode),
+        first: (&'g ArrayOf<K, A>, Lookup<'g, K>),
         guard: &'g Guard<'_>,
     ) -> Reserved<'g>
     where
         K: Borrow<Q> + Hash + Clone + 'g,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
+        let mut first = Some(first);
         loop {
-            let mut array = shard.current(guard);
+            let (mut array, mut lookup) = match first.take() {
+                Some(first) => first,
+                None => {
+                    let array = shard.current(guard);
+                    (array, array.find(local, key))
+                }
+            };
             let found = loop {
-                match array.find(local, key) {
+                match lookup {
                     Lookup::Found(slot) => break Some(slot),
-                    Lookup::Absent => break None,
+                    Lookup::Absent(_) => break None,
                     // SAFETY: pinned; a moved slot's array always has a successor.
                     Lookup::Moved => match unsafe { array.next() } {
-                        Some(next) => array = next,
+                        Some(next) => {
+                            array = next;
+                            lookup = array.find(local, key);
+                        }
                         None => break None,
                     },
                 }
@@ -231,7 +304,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         Q: Hash + Eq + ?Sized,
     {
         let guard = self.domain.pin();
-        let (shard, local) = self.locate(key);
+        let (shard, local) = self.locate(self.hasher.hash_one(key));
         let mut array = shard.current(&guard);
         loop {
             match array.find(local, key) {
@@ -240,7 +313,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                 Lookup::Found(slot) => {
                     return array.generation() == swap.generation && A::keyed_undo(&slot.word, swap)
                 }
-                Lookup::Absent => return false,
+                Lookup::Absent(_) => return false,
                 // SAFETY: pinned; a moved slot's array always has a successor.
                 Lookup::Moved => match unsafe { array.next() } {
                     Some(next) => array = next,

@@ -88,6 +88,8 @@ struct Inner<K, P> {
     garbage: Vec<(u64, Retired<K, P>)>,
     /// Inserts since the last try at freeing `garbage`.
     inserts_since_collect: u32,
+    /// When this shard was last swept (see [`Engine::idle_after`]).
+    last_sweep: Option<u64>,
     /// Under loom, reclaimed memory is kept (marked freed) until the shard drops.
     #[cfg(loom)]
     graveyard: Vec<Retired<K, P>>,
@@ -114,6 +116,7 @@ impl<K, A: Engine> Shard<K, A> {
                 tombstones: 0,
                 garbage: Vec::new(),
                 inserts_since_collect: 0,
+                last_sweep: None,
                 #[cfg(loom)]
                 graveyard: Vec::new(),
             }),
@@ -151,19 +154,25 @@ impl<K, A: Engine> Shard<K, A> {
         let mut inner = lock(&self.inner);
         // Migrations finish under this lock, so the current array has no moved slots.
         let mut array = self.current(guard);
-        if let Lookup::Found(slot) = array.find(hash, key) {
-            return Insert::Existing(array, slot);
-        }
+        let mut empty = match array.find(hash, key) {
+            Lookup::Found(slot) => return Insert::Existing(array, slot),
+            Lookup::Absent(empty) => empty,
+            Lookup::Moved => unreachable!("the current array has no moved slots under the lock"),
+        };
         if !fits(inner.live + inner.tombstones + 1, array.capacity()) || inner.live >= ctx.max_live
         {
             array = self.maintain(&mut inner, ctx, now, guard);
             if inner.live >= ctx.max_live {
                 return Insert::Full(array);
             }
+            empty = None; // maintenance changed the slots: probe again
         }
         let (word, decision, swap) = A::keyed_insert(array.params(), now, cost, mode);
         let swap = swap.map(|swap| swap.in_generation(array.generation()));
-        let slot = array.insert(hash, key.to_owned(), word);
+        let slot = match empty {
+            Some(index) => array.insert_at(index, key.to_owned(), word),
+            None => array.insert(hash, key.to_owned(), word),
+        };
         inner.live += 1;
         self.len.store(inner.live, Ordering::Relaxed);
         // A migration's old array becomes freeable two epochs later: try every few inserts
@@ -178,7 +187,8 @@ impl<K, A: Engine> Shard<K, A> {
         Insert::New(slot, decision, swap)
     }
 
-    /// Makes room for one more key: sweep, then migrate if the sweep was not enough.
+    /// Makes room for one more key: sweep (unless the last sweep was too recent for any key
+    /// to have become idle since), then migrate if that was not enough.
     fn maintain<'g, S: BuildHasher>(
         &self,
         inner: &mut Inner<K, A::Params>,
@@ -190,7 +200,13 @@ impl<K, A: Engine> Shard<K, A> {
         K: Hash + Clone,
     {
         let array = self.current(guard);
-        self.sweep_locked(inner, ctx, array, now);
+        let idle_after = A::idle_after(array.params());
+        if inner
+            .last_sweep
+            .is_none_or(|last| now.saturating_sub(last) >= idle_after)
+        {
+            self.sweep_locked(inner, ctx, array, now);
+        }
         let live = (inner.live + 1).min(ctx.max_live);
         let array = if fits(inner.live + inner.tombstones + 1, array.capacity()) {
             array
@@ -209,6 +225,7 @@ impl<K, A: Engine> Shard<K, A> {
         array: &ArrayOf<K, A>,
         now: u64,
     ) -> usize {
+        inner.last_sweep = Some(now);
         let mut swept = 0;
         let mut payloads = Vec::new();
         for slot in array.slots() {
