@@ -142,13 +142,15 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn decide(&self, cost: u32, mode: Mode) -> Decision {
         self.reserve(cost, mode).0
     }
 
     /// Decides and, when it consumed, returns the swap to undo it (for composite checks).
-    #[inline]
+    /// Inlined into every caller, so that the parts of the decision a caller never reads are
+    /// never computed.
+    #[inline(always)]
     pub(crate) fn reserve(&self, cost: u32, mode: Mode) -> (Decision, Option<Swap>) {
         let now = clamp_time(self.clock.now());
         match A::check(&self.cell, &self.params, now, cost, mode) {

@@ -5,14 +5,16 @@
 //! Granlund–Montgomery construction (*Division by Invariant Integers using Multiplication*,
 //! 1994, Theorem 4.2) for numerators below 2^63: with `l = ceil(log2 d)` and
 //! `m = ceil(2^(63+l) / d)`, `floor(n / d) == (n * m) >> (63 + l)` for every `n < 2^63`, and
-//! `m` fits in 64 bits.
+//! `m` fits in 64 bits. Computed as `mulhi(2n, m) >> l` (the same bits): the high word of one
+//! multiply and a shift below 64, instead of a 128-bit shift by a variable amount.
 
 /// Divides numerators below 2^63 by a fixed `d`, exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Divisor {
     d: u64,
     m: u64,
-    shift: u32,
+    /// `ceil(log2 d)`.
+    l: u32,
 }
 
 impl Divisor {
@@ -26,12 +28,11 @@ impl Divisor {
         } else {
             64 - (d - 1).leading_zeros()
         };
-        let shift = 63 + l;
-        let m = (1u128 << shift).div_ceil(u128::from(d));
+        let m = (1u128 << (63 + l)).div_ceil(u128::from(d));
         Some(Divisor {
             d,
             m: u64::try_from(m).ok()?,
-            shift,
+            l,
         })
     }
 
@@ -44,7 +45,8 @@ impl Divisor {
     #[inline]
     pub(crate) fn div_rem(&self, n: u64) -> (u64, u64) {
         debug_assert!(n < 1 << 63);
-        let q = ((u128::from(n) * u128::from(self.m)) >> self.shift) as u64;
+        let high = ((u128::from(n << 1) * u128::from(self.m)) >> 64) as u64;
+        let q = high >> self.l;
         (q, n - q * self.d)
     }
 }

@@ -76,6 +76,19 @@ impl Scale {
         }
     }
 
+    /// `floor(t * num / den) < units`, without computing the floor: `t * num < units * den`
+    /// (two independent multiplies instead of a dependent chain).
+    #[inline(always)]
+    pub(crate) fn before(&self, t: u64, units: u64) -> bool {
+        match *self {
+            Scale::Identity => t < units,
+            Scale::Whole(num) => u128::from(t) * u128::from(num) < u128::from(units),
+            Scale::Fraction { num, den, .. } => {
+                u128::from(t) * u128::from(num) < u128::from(units) * u128::from(den)
+            }
+        }
+    }
+
     /// `floor(t * num / den)`.
     #[inline]
     pub(crate) fn floor(&self, t: u64) -> u64 {

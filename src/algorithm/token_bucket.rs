@@ -70,6 +70,10 @@ pub struct TokenBucketParams {
     k: u32,
     /// Width of the token field.
     width: u32,
+    /// `2^width - 1`: the token field, precomputed for the hot path.
+    mask: u64,
+    /// `1 << k`: one token.
+    token: u64,
     /// `burst << k`.
     full: u64,
     limit: u32,
@@ -93,6 +97,8 @@ impl TokenBucketParams {
                     scale,
                     k,
                     width,
+                    mask: (1 << width) - 1,
+                    token: 1 << k,
                     full,
                     limit,
                     burst,
@@ -110,7 +116,7 @@ impl TokenBucketParams {
     }
 
     fn unpack(&self, state: u64) -> (u64, u64) {
-        (state >> self.width, state & ((1 << self.width) - 1))
+        (state >> self.width, state & self.mask)
     }
 
     fn pack(&self, stamp: u64, tokens: u64) -> u64 {
@@ -160,13 +166,16 @@ impl Packed for TokenBucket {
         if cost == 0 {
             return (None, decide(true, state));
         }
-        let (fv, cv) = p.scale.floor_ceil_inlined(now);
         let (stamp, tokens) = p.unpack(state);
-        let available = p.available(stamp, tokens, fv);
-        let need = u64::from(cost) << p.k;
-        if available < need {
+        let need = u64::from(cost) * p.token;
+        // Short of tokens, the request waits until the refill since `stamp` makes up the
+        // difference (`need` never exceeds a full bucket). Asked without converting `now`: the
+        // deny path is a comparison of two products.
+        if tokens < need && p.scale.before(now, stamp + (need - tokens)) {
             return (None, decide(false, state));
         }
+        let (fv, cv) = p.scale.floor_ceil_inlined(now);
+        let available = p.available(stamp, tokens, fv);
         // A full bucket restarts refilling from the first whole unit after `now`, or it would
         // be credited with the fraction of a unit before `now` twice.
         let next = if available == p.full {

@@ -69,6 +69,12 @@ impl Windows {
         })
     }
 
+    /// True when window `index` holds clock reading `now` (one multiply, no division).
+    #[inline(always)]
+    pub(crate) fn contains(&self, index: u64, now: u64) -> bool {
+        (now + self.phase).wrapping_sub(index * self.period()) < self.period()
+    }
+
     /// `(index, elapsed ns since the window started)` for a clock reading `now <= MAX_NANOS`.
     #[inline]
     pub(crate) fn locate(&self, now: u64) -> (u64, u64) {
