@@ -11,7 +11,9 @@
 //! - `keyed/insert`: the first check of a new key, amortized over growing a fresh table from
 //!   empty to 1,000,000 keys;
 //! - `keyed/hot_key`: one key checked over and over, beside the direct limiter's `check()`
-//!   (`gcra_direct`), so the price of the keyed lookup can be read off.
+//!   (`gcra_direct`), so the price of the keyed lookup can be read off;
+//! - `keyed/batch`: `check_many` over slices of 256 keys of the same shuffled sequence
+//!   (`gcra_many`), beside single checks of the same 1,000,000-key table (`gcra`).
 //!
 //! What is measured: checks of keys that are already in the table, on the allow path (quotas
 //! far too large to run out), in a random order: a shuffled sequence of sixteen entries a key
@@ -365,6 +367,50 @@ fn existing_governor<K: Hash + Eq + Clone>(group: &mut Group<'_>, keys: &[K], se
     );
 }
 
+/// Like [`existing`] for our `Gcra` table, but through `check_many`, a slice of
+/// [`BATCH`] keys of the sequence at a time; reported per key.
+fn batched(group: &mut Group<'_>, keys: &[u64], sequence: &[u64]) {
+    let n = keys.len();
+    let build = || {
+        let limiter = ours::<u64, Gcra, CoarseClock>(n);
+        for key in keys {
+            assert!(limiter.prime(key), "gcra_many: inserting a key was denied");
+        }
+        limiter
+    };
+    let budget = Gcra::BUDGET.saturating_mul(n as u64);
+    let mut table = None;
+    let (mut used, mut cursor) = (0u64, 0usize);
+    group.bench_function(BenchmarkId::new("gcra_many", n), |b| {
+        let limiter = table.get_or_insert_with(build);
+        b.iter_custom(|iters| {
+            let batches = iters.div_ceil(BATCH as u64);
+            if used.saturating_add(batches * BATCH as u64) > budget {
+                *limiter = build();
+                used = 0;
+            }
+            used += batches * BATCH as u64;
+            let mut allowed = 0u64;
+            let start = Instant::now();
+            for _ in 0..batches {
+                let slice = &sequence[cursor..cursor + BATCH];
+                allowed += limiter
+                    .check_many(slice)
+                    .iter()
+                    .filter(|d| d.is_allowed())
+                    .count() as u64;
+                cursor = (cursor + BATCH) % sequence.len();
+            }
+            let elapsed = start.elapsed();
+            assert_eq!(allowed, batches * BATCH as u64, "gcra_many: a denial");
+            elapsed.mul_f64(iters as f64 / (batches * BATCH as u64) as f64)
+        })
+    });
+}
+
+/// Keys per `check_many` call in `keyed/batch`.
+const BATCH: usize = 256;
+
 /// Times the first check of each of `keys` on a fresh limiter: one call grows one or more
 /// fresh tables from empty to `keys.len()` keys (building and dropping them untimed) and
 /// reports the mean per insert over those whole growths, times `iters`. So each sample is
@@ -526,6 +572,15 @@ fn hot_key(c: &mut Criterion) {
     g.finish();
 }
 
+fn batch(c: &mut Criterion) {
+    let mut g = group(c, "keyed/batch");
+    let keys = u64_keys(1_000_000);
+    let sequence = sequence(&keys);
+    batched(&mut g, &keys, &sequence);
+    existing_ours::<Gcra, CoarseClock>(&mut g, &keys, &sequence);
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     // 39 benchmarks at ~2.5 s each, building the tables and ~20 s of inserts: about 2 min 10 s
@@ -534,6 +589,6 @@ criterion_group! {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_millis(1500))
         .sample_size(30);
-    targets = u64_coarse, u64_tsc, string, insert, hot_key
+    targets = u64_coarse, u64_tsc, string, insert, hot_key, batch
 }
 criterion_main!(benches);

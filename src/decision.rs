@@ -38,6 +38,20 @@ pub struct Decision {
     explain: fn(&Decision) -> Details,
 }
 
+/// All of a decision's numbers at once ([`Decision::numbers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Numbers {
+    /// See [`Decision::remaining`].
+    pub remaining: u32,
+    /// See [`Decision::retry_after`].
+    pub retry_after: Option<Duration>,
+    /// See [`Decision::reset_after`].
+    pub reset_after: Duration,
+    /// See [`Decision::wait`].
+    pub wait: Duration,
+}
+
 /// The derived numbers of a decision, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Details {
@@ -182,6 +196,21 @@ impl Decision {
     #[inline]
     pub fn limit(&self) -> u32 {
         self.limit
+    }
+
+    /// Every number at once, from one computation (each accessor computes them anew): for
+    /// callers that need several, such as response headers.
+    pub fn numbers(&self) -> Numbers {
+        let details = self.details();
+        let retry_after =
+            (!self.allowed && !self.table_full).then(|| Duration::from_nanos(details.retry_after));
+        let wait = if self.allowed { details.wait } else { 0 };
+        Numbers {
+            remaining: details.remaining,
+            retry_after,
+            reset_after: Duration::from_nanos(details.reset_after),
+            wait: Duration::from_nanos(wait),
+        }
     }
 
     /// How many more single requests would be allowed right now, after this decision.

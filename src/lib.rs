@@ -81,7 +81,7 @@ pub mod tiers;
 mod wait;
 
 pub use composite::{Composite, Keyed, Limit};
-pub use decision::Decision;
+pub use decision::{Decision, Numbers};
 pub use error::{CapacityError, QuotaError};
 pub use keyed::{KeyedBuilder, KeyedLimiter};
 pub use limiter::Limiter;

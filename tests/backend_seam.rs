@@ -8,7 +8,7 @@ mod reference;
 use harness::summary;
 use proptest::prelude::*;
 use sluicegate::algorithm::{FixedWindow, Gcra, SlidingLog, TokenBucket};
-use sluicegate::backend::{all_of, Backend, BackendErrorKind, Member, Op};
+use sluicegate::backend::{all_of, all_of_each, Backend, BackendErrorKind, Member, Op};
 use sluicegate::clock::ManualClock;
 use sluicegate::{Composite, Decision, KeyedLimiter, Limiter, Quota};
 use std::future::Future;
@@ -190,5 +190,50 @@ fn a_race_denial_undoes_the_earlier_members() {
         first.peek("k").remaining(),
         2,
         "the first member's reservation was undone"
+    );
+}
+
+#[test]
+fn all_of_each_reports_every_member_at_its_own_cost_and_names_a_failure() {
+    let clock = ManualClock::new();
+    let requests =
+        KeyedLimiter::<String, Gcra, _>::with_clock(Quota::per_second(5), clock.clone()).unwrap();
+    let bytes = Limiter::<FixedWindow, _>::with_clock(Quota::per_second(1_000), clock).unwrap();
+    let mut decisions = Vec::new();
+    let members = [
+        Member::new(&requests, "k"),
+        Member::new(&bytes, "k").with_cost(600),
+    ];
+    assert!(ready(all_of_each(&members, Op::Check, &mut decisions)).unwrap());
+    let remaining: Vec<u32> = decisions.iter().map(|d| d.remaining()).collect();
+    assert_eq!(remaining, [4, 400]);
+    // The bytes limit denies the next 600: nothing is consumed, and each answer is reported.
+    assert!(!ready(all_of_each(&members, Op::Check, &mut decisions)).unwrap());
+    assert_eq!(
+        (decisions[0].is_allowed(), decisions[1].is_denied()),
+        (true, true)
+    );
+    assert_eq!(
+        requests.peek("k").remaining(),
+        3,
+        "the denial consumed nothing"
+    );
+    // A cost beyond a member's capacity names that member.
+    let members = [
+        Member::new(&requests, "k"),
+        Member::new(&bytes, "k").with_cost(2_000),
+    ];
+    let failed = ready(all_of_each(&members, Op::Check, &mut decisions)).unwrap_err();
+    assert_eq!(
+        (failed.member, failed.error.kind()),
+        (1, BackendErrorKind::Capacity)
+    );
+    assert!(Backend::<str>::immediate(&requests) && Backend::<str>::immediate(&bytes));
+    // `numbers` gives what the accessors give.
+    let d = requests.check("k");
+    let n = d.numbers();
+    assert_eq!(
+        (n.remaining, n.retry_after, n.reset_after, n.wait),
+        (d.remaining(), d.retry_after(), d.reset_after(), d.wait())
     );
 }

@@ -30,7 +30,7 @@ mod all_of;
 mod call;
 mod error;
 
-pub use all_of::{all_of, Member};
+pub use all_of::{all_of, all_of_each, Member, MemberError};
 pub use call::Call;
 pub use error::{BackendError, BackendErrorKind};
 
@@ -85,6 +85,13 @@ pub trait Backend<Q: ?Sized>: Send + Sync {
 
     /// Decides `op` for a request of `cost` on `key`.
     fn decide<'a>(&'a self, key: &'a Q, cost: u32, op: Op) -> Call<'a>;
+
+    /// True when every call is complete when it returns ([`Call::now`] always has the
+    /// answer), as for in-process limiters: callers may then decide without an executor.
+    /// False (the default) for backends that wait on something.
+    fn immediate(&self) -> bool {
+        false
+    }
 
     /// Like `decide(key, cost, Op::Check)`, also returning what [`undo`](Self::undo) needs.
     fn reserve<'a>(&'a self, key: &'a Q, cost: u32) -> Call<'a, Reservation> {
@@ -183,6 +190,10 @@ where
         KeyedLimiter::max_cost(self)
     }
 
+    fn immediate(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn decide<'a>(&'a self, key: &'a Q, cost: u32, op: Op) -> Call<'a> {
         Call::ready(
@@ -220,6 +231,10 @@ where
 
     fn max_cost(&self) -> u32 {
         self.capacity()
+    }
+
+    fn immediate(&self) -> bool {
+        true
     }
 
     #[inline]
