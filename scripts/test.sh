@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, property, integration and doc tests (release, so the property
-# tests run their full case counts quickly), then the loom model checks.
+# The whole test suite, every feature on: unit, property, integration and doc tests (release,
+# so the property tests run their full case counts quickly), then the loom model checks.
+# The Redis tests start their own redis-server (Debian's package redis-server); it is
+# installed here if it is missing and apt-get can be used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --workspace --release
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq && $sudo apt-get install -y -qq redis-server >/dev/null
+    fi
+fi
+
+cargo test --workspace --release --all-features
 
 # The models need `--cfg loom` for every crate, so they build in their own target directory
 # (otherwise each switch would rebuild everything). Two preemptions keep the run in minutes.
