@@ -59,7 +59,7 @@ mod cell;
 pub mod clock;
 mod composite;
 #[cfg(feature = "serde")]
-mod config;
+pub mod config;
 mod decision;
 pub mod dynamic;
 mod error;
@@ -78,7 +78,7 @@ mod table;
 pub mod telemetry;
 pub mod tiers;
 #[cfg(feature = "tokio")]
-mod wait;
+pub mod wait;
 
 pub use composite::{Composite, Keyed, Limit};
 pub use decision::{Decision, Numbers};
