@@ -83,7 +83,9 @@ impl<A: Algorithm, C: Clock> Member for Limiter<A, C> {
             .is_none_or(|swap| Limiter::undo(self, swap))
     }
 
-    fn count(&self, _allowed: bool) {}
+    fn count(&self, allowed: bool) {
+        Limiter::count(self, allowed);
+    }
 }
 
 /// A [`KeyedLimiter`] paired with a key, as one limit of a [`Composite`].

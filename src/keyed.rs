@@ -12,6 +12,7 @@ use crate::error::{CapacityError, QuotaError};
 use crate::quota::{Quota, SharedQuota};
 use crate::sync::{lock, AtomicU32, Mutex, Ordering};
 use crate::table::{Layout, Table};
+use crate::telemetry::LimiterLog;
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -49,6 +50,9 @@ pub struct KeyedLimiter<K, A: Algorithm = Gcra, C: Clock = TscClock, S = ahash::
     clock: C,
     /// Serializes reconfigurations; counts them (the generation of the current quota).
     reconfiguring: Mutex<u32>,
+    name: Box<str>,
+    /// Denials and full tables, logged (feature `tracing`; zero-sized without it).
+    log: LimiterLog,
 }
 
 /// # Building a keyed limiter
@@ -104,6 +108,7 @@ where
         clock: C,
         hasher: S,
         layout: Layout,
+        name: Box<str>,
     ) -> Result<Self, QuotaError> {
         let params = A::params(&quota, clock.unix_offset())?;
         Ok(KeyedLimiter {
@@ -112,6 +117,8 @@ where
             quota: SharedQuota::new(quota),
             clock,
             reconfiguring: Mutex::new(0),
+            log: LimiterLog::new(&name),
+            name,
         })
     }
 }
@@ -129,7 +136,7 @@ where
     /// A key seen for the first time starts fresh. If the limiter was built with
     /// [`max_keys`](KeyedBuilder::max_keys) and the key's shard is full of keys that still
     /// carry state, the request is denied with [`Decision::is_table_full`].
-    #[inline]
+    #[inline(always)]
     pub fn check<Q>(&self, key: &Q) -> Decision
     where
         K: Borrow<Q>,
@@ -139,7 +146,7 @@ where
     }
 
     /// Decides a request of cost `n` for `key`; see [`Limiter::check_n`](crate::Limiter::check_n).
-    #[inline]
+    #[inline(always)]
     pub fn check_n<Q>(&self, key: &Q, n: u32) -> Result<Decision, CapacityError>
     where
         K: Borrow<Q>,
@@ -151,7 +158,7 @@ where
 
     /// The decision [`check`](Self::check) would return now, consuming nothing (and not
     /// storing a key it has not seen).
-    #[inline]
+    #[inline(always)]
     pub fn peek<Q>(&self, key: &Q) -> Decision
     where
         K: Borrow<Q>,
@@ -161,7 +168,7 @@ where
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
-    #[inline]
+    #[inline(always)]
     pub fn peek_n<Q>(&self, key: &Q, n: u32) -> Result<Decision, CapacityError>
     where
         K: Borrow<Q>,
@@ -219,7 +226,7 @@ where
 
     /// Records `n` units for `key` whatever the answer, and says whether they were within the
     /// limit; see [`Limiter::hit`](crate::Limiter::hit).
-    #[inline]
+    #[inline(always)]
     pub fn hit<Q>(&self, key: &Q, n: u32) -> Decision
     where
         K: Borrow<Q>,
@@ -229,7 +236,7 @@ where
     }
 
     /// Refuses a cost that could never be admitted.
-    #[inline]
+    #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
         let capacity = self.capacity.load(Ordering::Relaxed);
         if n > capacity {
@@ -250,14 +257,28 @@ where
         clamp_time(self.clock.now())
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn decide_mode<Q>(&self, key: &Q, cost: u32, mode: Mode) -> Decision
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let now = clamp_time(self.clock.now());
-        self.table.check(key, now, cost, mode)
+        let decision = self.table.check(key, now, cost, mode);
+        if decision.is_denied() && mode != Mode::Peek {
+            self.log_denial(key, &decision, now);
+        }
+        decision
+    }
+
+    /// The log events of a denial; nothing without the `tracing` feature.
+    #[inline(always)]
+    fn log_denial<Q: Hash + ?Sized>(&self, key: &Q, decision: &Decision, now: u64) {
+        if decision.is_table_full() {
+            self.log.table_full(now, key);
+        } else {
+            self.log.denied(key, decision);
+        }
     }
 
     /// A consuming check that also returns the swap to [`undo_key`](Self::undo_key) it with.
@@ -380,6 +401,23 @@ where
     /// Checks denied so far (peeks not counted). Counted per thread, summed here.
     pub fn denied(&self) -> u64 {
         self.table.counts().1
+    }
+
+    /// Keys removed by sweeps so far (by [`sweep`](Self::sweep), and by the shards sweeping
+    /// themselves before they grow).
+    pub fn swept_keys(&self) -> u64 {
+        self.table.totals().0
+    }
+
+    /// Requests for a new key denied because its shard was full ([`KeyedBuilder::max_keys`]).
+    pub fn table_full_denials(&self) -> u64 {
+        self.table.totals().1
+    }
+
+    /// The name the limiter's logs and metrics carry ([`KeyedBuilder::name`]; `"keyed"` by
+    /// default).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The largest cost one check can be allowed.

@@ -9,6 +9,7 @@ use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::quota::{Quota, SharedQuota};
 use crate::sync::{lock, AtomicPtr, AtomicU32, Mutex, Ordering, SpinWait};
+use crate::telemetry::LimiterLog;
 use crossbeam_utils::CachePadded;
 use generations::{Generation, Generations};
 use std::fmt;
@@ -45,6 +46,12 @@ pub struct Limiter<A: Algorithm = Gcra, C: Clock = TscClock> {
     later: AtomicPtr<Generations<A>>,
     /// Serializes reconfigurations.
     reconfiguring: Mutex<()>,
+    name: Box<str>,
+    /// Denials, logged (feature `tracing`; zero-sized without it).
+    log: LimiterLog,
+    /// Allowed and denied checks, counted in per-thread records (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    counts: crate::reclaim::Domain,
 }
 
 /// # Building a limiter
@@ -68,14 +75,33 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
             clock,
             later: AtomicPtr::new(ptr::null_mut()),
             reconfiguring: Mutex::new(()),
+            name: "direct".into(),
+            log: LimiterLog::new("direct"),
+            #[cfg(feature = "metrics")]
+            counts: crate::reclaim::Domain::new(),
         })
+    }
+
+    /// This limiter, named `name` for its log events (feature `tracing`) and wherever its
+    /// metrics are published. Default: `"direct"`.
+    ///
+    /// ```
+    /// use sluicegate::{Limiter, Quota};
+    /// let logins = Limiter::<sluicegate::algorithm::Gcra>::new(Quota::per_minute(5))?.named("logins");
+    /// assert_eq!(logins.name(), "logins");
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into().into_boxed_str();
+        self.log = LimiterLog::new(&self.name);
+        self
     }
 }
 
 /// # Checking requests
 impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Decides one request, consuming one unit when it is allowed. A denial changes nothing.
-    #[inline]
+    #[inline(always)]
     pub fn check(&self) -> Decision {
         self.decide(1, Mode::Consume)
     }
@@ -85,20 +111,20 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// `n = 0` is always allowed and consumes nothing. Fails only when `n` exceeds the
     /// capacity (the burst, or the limit for window algorithms), since such a request could
     /// never be allowed however long it waited.
-    #[inline]
+    #[inline(always)]
     pub fn check_n(&self, n: u32) -> Result<Decision, CapacityError> {
         self.fits(n)?;
         Ok(self.decide(n, Mode::Consume))
     }
 
     /// The decision [`check`](Self::check) would return now, consuming nothing.
-    #[inline]
+    #[inline(always)]
     pub fn peek(&self) -> Decision {
         self.decide(1, Mode::Peek)
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
-    #[inline]
+    #[inline(always)]
     pub fn peek_n(&self, n: u32) -> Result<Decision, CapacityError> {
         self.fits(n)?;
         Ok(self.decide(n, Mode::Peek))
@@ -127,13 +153,13 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// assert_eq!(over.retry_after(), Some(Duration::from_secs(60)));
     /// # Ok::<(), sluicegate::QuotaError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn hit(&self, n: u32) -> Decision {
         self.decide(n, Mode::Hit)
     }
 
     /// Refuses a cost that could never be admitted.
-    #[inline]
+    #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
         let capacity = self.capacity.load(Ordering::Relaxed);
         if n > capacity {
@@ -142,9 +168,25 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         Ok(())
     }
 
+    /// Decides in `mode`, counting and logging the decision.
     #[inline(always)]
-    fn decide(&self, cost: u32, mode: Mode) -> Decision {
-        self.reserve(cost, mode).0
+    pub(crate) fn decide(&self, cost: u32, mode: Mode) -> Decision {
+        let decision = self.reserve(cost, mode).0;
+        if mode != Mode::Peek {
+            self.count(decision.is_allowed());
+            if decision.is_denied() {
+                self.log.denied_direct(&decision);
+            }
+        }
+        decision
+    }
+
+    /// Counts a decision (feature `metrics`; nothing without it).
+    #[inline(always)]
+    pub(crate) fn count(&self, allowed: bool) {
+        #[cfg(feature = "metrics")]
+        self.counts.count(allowed);
+        let _ = allowed;
     }
 
     /// Decides and, when it consumed, returns the swap to undo it (for composite checks).
@@ -301,6 +343,36 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// The clock this limiter reads.
     pub fn clock(&self) -> &C {
         &self.clock
+    }
+
+    /// The name its logs and metrics carry ([`named`](Self::named); `"direct"` by default).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Bytes the limiter holds: itself, its state (a sliding log's ring), and the states of
+    /// later quotas if [`set_quota`](Self::set_quota) was called.
+    pub fn memory_bytes(&self) -> usize {
+        let later = self.later.load(Ordering::Acquire);
+        let generations = if later.is_null() {
+            0
+        } else {
+            std::mem::size_of::<Generations<A>>() + A::keyed_heap_bytes(&self.params)
+        };
+        std::mem::size_of::<Self>() + A::keyed_heap_bytes(&self.params) + generations
+    }
+
+    /// Checks allowed so far (peeks not counted); feature `metrics`, which counts them in
+    /// per-thread records (a plain add on a line only the checking thread writes).
+    #[cfg(feature = "metrics")]
+    pub fn allowed(&self) -> u64 {
+        self.counts.counts().0
+    }
+
+    /// Checks denied so far (peeks not counted); feature `metrics`.
+    #[cfg(feature = "metrics")]
+    pub fn denied(&self) -> u64 {
+        self.counts.counts().1
     }
 }
 

@@ -1,5 +1,5 @@
 //! The seam between backends: one small trait, [`Backend`], that the in-process limiters
-//! ([`KeyedLimiter`](crate::KeyedLimiter), [`Limiter`](crate::Limiter)) and the Redis one
+//! ([`KeyedLimiter`], [`Limiter`]) and the Redis one
 //! implement, so that the HTTP layer, composites across backends and async waiting take any
 //! of them.
 //!
@@ -239,7 +239,9 @@ where
 
     #[inline]
     fn decide<'a>(&'a self, _key: &'a Q, cost: u32, op: Op) -> Call<'a> {
-        Call::ready(fits(cost, self.capacity(), op).map(|()| self.reserve(cost, op.mode()).0))
+        Call::ready(
+            fits(cost, self.capacity(), op).map(|()| Limiter::decide(self, cost, op.mode())),
+        )
     }
 
     fn reserve<'a>(&'a self, _key: &'a Q, cost: u32) -> Call<'a, Reservation> {

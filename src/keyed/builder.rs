@@ -27,6 +27,7 @@ pub struct KeyedBuilder<K, A, C, S> {
     shards: Option<usize>,
     initial_keys: usize,
     max_keys: Option<usize>,
+    name: Option<String>,
     types: PhantomData<fn() -> (K, A)>,
 }
 
@@ -42,6 +43,7 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             shards: None,
             initial_keys: 0,
             max_keys: None,
+            name: None,
             types: PhantomData,
         }
     }
@@ -54,6 +56,7 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             shards: None,
             initial_keys: 0,
             max_keys: None,
+            name: None,
             types: PhantomData,
         }
     }
@@ -67,6 +70,7 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             shards: self.shards,
             initial_keys: self.initial_keys,
             max_keys: self.max_keys,
+            name: self.name,
             types: PhantomData,
         }
     }
@@ -81,6 +85,7 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             shards: self.shards,
             initial_keys: self.initial_keys,
             max_keys: self.max_keys,
+            name: self.name,
             types: PhantomData,
         }
     }
@@ -111,6 +116,13 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
         self
     }
 
+    /// Names the limiter, for its log events (feature `tracing`) and wherever its metrics
+    /// are published. Default: `"keyed"`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
     /// Builds the limiter, or says why `A` cannot run the quota.
     pub fn build(self) -> Result<KeyedLimiter<K, A, C, S>, QuotaError>
     where
@@ -128,7 +140,11 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             initial_keys: self.initial_keys,
             max_keys: self.max_keys,
         };
-        KeyedLimiter::from_parts(self.quota, clock, self.hasher, layout)
+        let name = self
+            .name
+            .unwrap_or_else(|| "keyed".to_owned())
+            .into_boxed_str();
+        KeyedLimiter::from_parts(self.quota, clock, self.hasher, layout, name)
     }
 }
 
@@ -149,6 +165,7 @@ impl<K, A, C: fmt::Debug, S> fmt::Debug for KeyedBuilder<K, A, C, S> {
             .field("shards", &self.shards)
             .field("initial_capacity", &self.initial_keys)
             .field("max_keys", &self.max_keys)
+            .field("name", &self.name)
             .finish()
     }
 }

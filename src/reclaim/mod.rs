@@ -175,6 +175,24 @@ impl Domain {
         }
     }
 
+    /// Counts one decision in this thread's record without pinning: for a direct limiter,
+    /// which keeps its counts here (feature `metrics`) and has nothing to reclaim.
+    #[inline]
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn count(&self, allowed: bool) {
+        let (mine, shared) = if allowed {
+            (self.record().map(|r| &r.allowed), &self.overflow_allowed)
+        } else {
+            (self.record().map(|r| &r.denied), &self.overflow_denied)
+        };
+        match mine {
+            Some(counter) => counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
+            None => {
+                shared.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The tag for memory unlinked just before this call (see the module rules).
     pub(crate) fn retire_tag(&self) -> u64 {
         fence(Ordering::SeqCst);

@@ -91,11 +91,62 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let guard = self.domain.pin();
-        let (decision, _) = self.reserve(key, now, cost, mode, &guard);
+        self.check_hashed(self.hasher.hash_one(key), key, now, cost, mode, &guard)
+    }
+
+    /// [`check`](Self::check) of a key whose hash is known, pinned by `guard`; counted.
+    #[inline(always)]
+    fn check_hashed<Q>(
+        &self,
+        hash: u64,
+        key: &Q,
+        now: u64,
+        cost: u32,
+        mode: Mode,
+        guard: &Guard<'_>,
+    ) -> Decision
+    where
+        K: Borrow<Q> + Hash + Clone,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let (shard, local) = self.locate(hash);
+        let array = shard.current(guard);
+        let found = array.find(local, key);
+        // The common case, inlined, its swap dropped at once; the rest out of line. (Going
+        // through `reserve` instead makes the compiler keep the whole decision and swap in
+        // memory, at the join with the slow path's result.)
+        let decision = match found {
+            Lookup::Found(slot) => Self::decide_in(array, slot, now, cost, mode).map(|(d, _)| d),
+            _ => None,
+        };
+        let decision = match decision {
+            Some(decision) => decision,
+            None => self.check_slow(shard, local, key, (now, cost, mode), (array, found), guard),
+        };
         if mode != Mode::Peek {
             guard.count(decision.is_allowed());
         }
         decision
+    }
+
+    /// The rest of [`check`](Self::check), out of line.
+    #[cold]
+    #[inline(never)]
+    fn check_slow<'g, Q>(
+        &self,
+        shard: &Shard<K, A>,
+        local: u64,
+        key: &Q,
+        request: (u64, u32, Mode),
+        first: (&'g ArrayOf<K, A>, Lookup<'g, K>),
+        guard: &'g Guard<'_>,
+    ) -> Decision
+    where
+        K: Borrow<Q> + Hash + Clone + 'g,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.reserve_slow(shard, local, key, request, first, guard)
+            .0
     }
 
     /// [`check`](Self::check) (without counting), also returning, when it consumed, the key's
@@ -116,36 +167,22 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         K: Borrow<Q> + Hash + Clone + 'g,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.reserve_hashed(self.hasher.hash_one(key), key, now, cost, mode, guard)
-    }
-
-    /// [`reserve`](Self::reserve) of a key whose hash is already known.
-    #[inline(always)]
-    pub(crate) fn reserve_hashed<'g, Q>(
-        &self,
-        hash: u64,
-        key: &Q,
-        now: u64,
-        cost: u32,
-        mode: Mode,
-        guard: &'g Guard<'_>,
-    ) -> Reserved<'g>
-    where
-        K: Borrow<Q> + Hash + Clone + 'g,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-    {
+        let hash = self.hasher.hash_one(key);
         let (shard, local) = self.locate(hash);
         let array = shard.current(guard);
         let found = array.find(local, key);
         if let Lookup::Found(slot) = found {
-            if let Ok(outcome) = Self::decide_in(array, slot, now, cost, mode) {
+            if let Some(outcome) = Self::decide_in(array, slot, now, cost, mode) {
                 return outcome;
             }
         }
         self.reserve_slow(shard, local, key, (now, cost, mode), (array, found), guard)
     }
 
-    /// Decides on `slot`'s word under the parameters of `array`, the array it was found in.
+    /// Decides on `slot`'s word under the parameters of `array`, the array it was found in,
+    /// returning the swap (stamped with the array's generation) as a [`Reserved`] needs it.
+    /// (Kept small: a larger aggregate here makes the compiler spill the whole decision even
+    /// where the caller drops all but `is_allowed`.)
     #[inline(always)]
     fn decide_in<'g>(
         array: &'g ArrayOf<K, A>,
@@ -153,27 +190,28 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         now: u64,
         cost: u32,
         mode: Mode,
-    ) -> Result<Reserved<'g>, Stale> {
+    ) -> Option<Reserved<'g>> {
         let params = array.params();
         if cost > A::capacity(params) && mode != Mode::Hit {
-            return Self::beyond_capacity(&slot.word, params, now);
+            return Self::beyond_capacity(&slot.word, params, now).map(|d| (d, None));
         }
-        let (decision, swap) = A::keyed_check(&slot.word, params, now, cost, mode)?;
-        let swap = swap.map(|swap| (&slot.word, swap.in_generation(array.generation())));
-        Ok((decision, swap))
+        match A::keyed_check(&slot.word, params, now, cost, mode) {
+            Ok((decision, None)) => Some((decision, None)),
+            Ok((decision, Some(swap))) => {
+                let swap = swap.in_generation(array.generation());
+                Some((decision, Some((&slot.word, swap))))
+            }
+            Err(Stale) => None,
+        }
     }
 
     /// A cost above the capacity reached the table: a `check_n` measured it before a
     /// reconfiguration lowered the capacity. Such a request can never be admitted.
     #[cold]
     #[inline(never)]
-    fn beyond_capacity<'g>(
-        word: &AtomicU64,
-        params: &A::Params,
-        now: u64,
-    ) -> Result<Reserved<'g>, Stale> {
-        let (standing, _) = A::keyed_check(word, params, now, 0, Mode::Peek)?;
-        Ok((Decision::beyond_capacity(&standing), None))
+    fn beyond_capacity(word: &AtomicU64, params: &A::Params, now: u64) -> Option<Decision> {
+        let (standing, _) = A::keyed_check(word, params, now, 0, Mode::Peek).ok()?;
+        Some(Decision::beyond_capacity(&standing))
     }
 
     /// Decides one request of cost 1 (or peeks) for each of `keys`, in order, at `now`, into
@@ -197,16 +235,12 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             if let Some(ahead) = keys.get(i + LOOKAHEAD) {
                 *ring = self.prefetch(ahead.borrow(), &guard);
             }
-            let (decision, _) = self.reserve_hashed(hash, key.borrow(), now, 1, mode, &guard);
-            if mode != Mode::Peek {
-                guard.count(decision.is_allowed());
-            }
-            out.push(decision);
+            out.push(self.check_hashed(hash, key.borrow(), now, 1, mode, &guard));
         }
     }
 
-    /// The hash of `key`, after bringing its home slot toward the cache: a
-    /// [`reserve_hashed`](Self::reserve_hashed) of it a few keys later finds the line there.
+    /// The hash of `key`, after bringing its home slot toward the cache: a check of it a few
+    /// keys later finds the line there.
     #[inline(always)]
     pub(crate) fn prefetch<Q: Hash + ?Sized>(&self, key: &Q, guard: &Guard<'_>) -> u64 {
         let hash = self.hasher.hash_one(key);
@@ -282,7 +316,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                     }
                 },
             };
-            if let Ok(outcome) = Self::decide_in(array, slot, now, cost, mode) {
+            if let Some(outcome) = Self::decide_in(array, slot, now, cost, mode) {
                 return outcome;
             }
             // The key was swept or migrated since it was found: look again. (A sliding log
@@ -376,6 +410,14 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                 .iter()
                 .map(|shard| shard.memory_bytes())
                 .sum::<usize>()
+    }
+
+    /// (keys swept, new keys refused because their shard was full) so far.
+    pub(crate) fn totals(&self) -> (u64, u64) {
+        self.shards
+            .iter()
+            .map(|shard| shard.totals())
+            .fold((0, 0), |(s, r), (ds, dr)| (s + ds, r + dr))
     }
 
     /// (allowed, denied) decisions so far.

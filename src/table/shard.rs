@@ -90,6 +90,10 @@ struct Inner<K, P> {
     inserts_since_collect: u32,
     /// When this shard was last swept (see [`Engine::idle_after`]).
     last_sweep: Option<u64>,
+    /// Keys swept away so far.
+    swept_total: u64,
+    /// New keys refused because the shard held `max_live` live keys.
+    refused_total: u64,
     /// Under loom, reclaimed memory is kept (marked freed) until the shard drops.
     #[cfg(loom)]
     graveyard: Vec<Retired<K, P>>,
@@ -117,6 +121,8 @@ impl<K, A: Engine> Shard<K, A> {
                 garbage: Vec::new(),
                 inserts_since_collect: 0,
                 last_sweep: None,
+                swept_total: 0,
+                refused_total: 0,
                 #[cfg(loom)]
                 graveyard: Vec::new(),
             }),
@@ -163,6 +169,7 @@ impl<K, A: Engine> Shard<K, A> {
         {
             array = self.maintain(&mut inner, ctx, now, guard);
             if inner.live >= ctx.max_live {
+                inner.refused_total += 1;
                 return Insert::Full(array);
             }
             empty = None; // maintenance changed the slots: probe again
@@ -242,6 +249,7 @@ impl<K, A: Engine> Shard<K, A> {
         }
         inner.live -= swept;
         inner.tombstones += swept;
+        inner.swept_total += swept as u64;
         self.len.store(inner.live, Ordering::Relaxed);
         swept
     }
@@ -365,6 +373,12 @@ impl<K, A: Engine> Shard<K, A> {
     /// Frees what retired memory has become safe; used by callers that are not pinned.
     pub(super) fn collect_garbage(&self, domain: &Domain) {
         self.collect(&mut lock(&self.inner), domain);
+    }
+
+    /// (keys swept, new keys refused for a full shard) so far.
+    pub(super) fn totals(&self) -> (u64, u64) {
+        let inner = lock(&self.inner);
+        (inner.swept_total, inner.refused_total)
     }
 
     /// Slots in the current array.
