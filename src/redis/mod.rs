@@ -1,1 +1,150 @@
-//! Limits shared by many servers through Redis (feature `redis`). Under construction.
+//! Limits shared by many servers through Redis (feature `redis`): [`RedisLimiter`].
+//!
+//! "100 per minute per user" must hold across every server of a service, not per process.
+//! A [`RedisLimiter`] keeps each key's state in Redis and decides every request in one
+//! round trip: the algorithm's Lua script runs atomically on the server (`EVALSHA`),
+//! reading and writing the state and answering with the same [`Decision`](crate::Decision)
+//! as the in-process limiters, exact `retry_after` included.
+//!
+//! ```no_run
+//! use sluicegate::redis::{RedisError, RedisLimiter};
+//! use sluicegate::{algorithm::Gcra, Quota};
+//!
+//! # async fn run() -> Result<(), RedisError> {
+//! let limit = RedisLimiter::<Gcra>::connect(Quota::per_minute(100), "redis://127.0.0.1/").await?;
+//! let decision = limit.check("user:42").await?;
+//! assert!(decision.is_allowed());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Time and exactness
+//!
+//! By default every script reads Redis's own clock (`TIME`): one clock decides, whatever the
+//! app servers' clocks say. [`RedisBuilder::clock`] sends client time instead (a
+//! [`ManualClock`](crate::clock::ManualClock) in tests; its 0 is the UNIX epoch), with which
+//! decisions equal the reference models on the same trace. Windows align to wall-clock
+//! multiples of the period in both cases.
+//!
+//! Scripts count time in whole microseconds, `TIME`'s resolution, and Redis's Lua has only
+//! doubles, exact to 2^53. Each script picks units in which its quota's arithmetic is whole
+//! (GCRA counts 1/D µs so that `period / limit` is whole; the token bucket counts fractions
+//! of a token refilled whole per µs; the windows split a period of P ns into whole units of
+//! `gcd(P, 1000)` ns), and keeps every integer at or below 2^52: decisions are exact, not
+//! approximate. Each `.lua` file's header states its rule, stored fields, units and range.
+//! Quotas that would leave that range are refused when the limiter is built
+//! ([`RedisError::Quota`], naming the bound), never mis-enforced: a period under 1 µs; a
+//! burst whose GCRA backlog passes 2^51 units; a sliding window whose
+//! `limit x period` passes 2^52 (per day, limits up to 52,124); a sliding log over 65,536.
+//!
+//! Because Redis's time moves in whole microseconds, `retry_after` is the time until the
+//! first whole microsecond at which the script admits, and `reset_after` until the first
+//! whole microsecond at which the state is fresh: the in-process numbers rounded up to the
+//! microsecond grid. The token bucket here is exact, where the packed in-process one lags
+//! an exact bucket by under one token.
+//!
+//! # Keys and TTLs
+//!
+//! A key's state is stored under `<prefix>{<key>}:<algorithm>:<limit>/<period>[:b<burst>]`
+//! ([`RedisLimiter::redis_key`]), e.g. `sluicegate:{user:42}:gcra:100/1m:b20`:
+//!
+//! - every key starts with the prefix (default `"sluicegate:"`; one prefix per limit);
+//! - the caller's key is the hash tag, so each key's state sits in one cluster slot (braces
+//!   and `%` in keys are percent-escaped; a prefix with braces is refused);
+//! - the quota is in the name, so changing a quota starts from fresh state rather than
+//!   misreading the old one, whose keys then expire.
+//!
+//! Five algorithms keep one string per key (a one-letter tag and two or three packed
+//! doubles, 17 or 25 bytes); the sliding log keeps a sorted set with one 8-byte member per
+//! admitted unit (at most `limit`). Every write sets a TTL equal to the time
+//! until the state is fresh again, at least one second: idle keys vanish by themselves, and
+//! Redis memory is bounded by the keys active within their period, without a sweeper. A key
+//! holding anything else (a value of another Redis type, or a string that is not this
+//! algorithm's state) is an error ([`RedisError::WrongType`], [`RedisError::Foreign`]) and
+//! is left untouched: never a panic, never a reset.
+//!
+//! # Failures
+//!
+//! Every call is bounded by the limiter's timeout (default 100 ms) and returns a
+//! [`RedisError`] that says what happened. The connection (redis-rs's `ConnectionManager`,
+//! one multiplexed connection for all tasks) reconnects by itself. A connection error, or
+//! three timeouts in a row, mark Redis down: calls then fail at once, without a round trip,
+//! while one background `PING` every 100 ms waits for Redis to answer again. A script the
+//! server does not know (a restart, `SCRIPT FLUSH`) is sent again with `EVAL`.
+//!
+//! On top, [`Fallback`] chooses what to answer during an outage: the error (the default,
+//! for the HTTP layer's own policy), fail open, fail closed, or decide locally with an
+//! in-process [`KeyedLimiter`](crate::KeyedLimiter) of the same algorithm and a share of
+//! the quota. [`RedisBuilder::lazy`] builds a limiter while Redis is down.
+//!
+//! # The deny cache
+//!
+//! On by default ([`RedisBuilder::deny_cache`]). Once Redis denies a key, this process
+//! denies that key itself until the instant a single request would be admitted, with the
+//! exact numbers Redis would give (`remaining` 0, the remaining `retry_after`, and
+//! `reset_after`) if no other server wrote meanwhile; other servers can only push the next
+//! admission later, so it never denies what Redis would admit. It is aware of cost: it
+//! answers requests of cost 1 and of the cost Redis denied; a request of another cost asks
+//! Redis. Times are on the limiter's own timeline: a client clock's readings, exactly as
+//! sent to Redis; with Redis's clock, a local monotonic clock read when the denied call was
+//! sent (so a cached denial may end up to a round trip before Redis's, and then Redis is
+//! asked). A [`hit`](RedisLimiter::hit) always goes to Redis (and may update the cache).
+//! Under a flood from one client, Redis sees about one call per `retry_after` per server.
+//! Bounded to [`RedisBuilder::deny_cache_capacity`] keys.
+//!
+//! # Composites
+//!
+//! [`all_of`] decides one request against several limits (per user and global, any
+//! algorithms), all-or-nothing. When every key is on one node (standalone Redis, or one
+//! cluster slot: limits on the same key always are) it is one script, which decides every
+//! limit before writing any. Otherwise it reserves in order and undoes on a race, erring
+//! toward denial. Every [`RedisLimiter`] also implements [`Backend`](crate::backend::Backend),
+//! so [`backend::all_of`](crate::backend::all_of) mixes it with in-process limits.
+//!
+//! # Redis Cluster
+//!
+//! [`RedisBuilder::cluster`] takes seed nodes and routes each script to its key's slot
+//! (redis-rs's `ClusterConnection`, which follows resharding and failover itself). Every
+//! decision still touches one key on one node. The circuit breaker is off for clusters (one
+//! node down must not stop the others' slots); calls to a failed node time out, or fail
+//! when the connection is refused, and the fallback applies.
+//!
+//! # Metrics and logs
+//!
+//! With the `metrics` feature: `sluicegate_redis_call_duration_seconds{limiter}`,
+//! `sluicegate_redis_errors_total{limiter, kind}`,
+//! `sluicegate_redis_fallbacks_total{limiter, mode}` and
+//! `sluicegate_redis_deny_cache_hits_total{limiter}`. With `tracing`: a `warn` per backend
+//! error, at most once a second per limiter with a count of those suppressed, showing a
+//! hash of the key, never the key. [`RedisLimiter::stats`] counts the same without either.
+
+mod algorithm;
+mod backend;
+mod builder;
+mod composite;
+mod deny_cache;
+mod error;
+mod fallback;
+mod health;
+mod inner;
+mod keys;
+mod limiter;
+mod link;
+mod params;
+mod reply;
+mod scripts;
+mod telemetry;
+mod time;
+mod undo;
+
+pub use algorithm::RedisAlgorithm;
+pub use builder::{
+    RedisBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_DENY_CACHE_CAPACITY, DEFAULT_PREFIX,
+    DEFAULT_TIMEOUT,
+};
+pub use composite::{all_of, RedisMember};
+pub use error::RedisError;
+pub use fallback::Fallback;
+pub use limiter::RedisLimiter;
+pub use telemetry::RedisStats;
+pub use time::{RedisTime, TimeSource};

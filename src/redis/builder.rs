@@ -1,0 +1,259 @@
+//! [`RedisBuilder`]: the knobs of a [`RedisLimiter`].
+
+use super::algorithm::{sealed::Scripted, RedisAlgorithm};
+use super::deny_cache::DenyCache;
+use super::error::RedisError;
+use super::fallback::{Fallback, Standby};
+use super::inner::Inner;
+use super::keys::KeySpace;
+use super::limiter::RedisLimiter;
+use super::link::{Endpoint, Link};
+use super::params::Params;
+use super::scripts::SCRIPTS;
+use super::telemetry::Telemetry;
+use super::time::TimeSource;
+use crate::quota::Quota;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The prefix of every key, unless [`RedisBuilder::prefix`] says otherwise.
+pub const DEFAULT_PREFIX: &str = "sluicegate:";
+/// The per-call timeout, unless [`RedisBuilder::timeout`] says otherwise: short enough for a
+/// request path, long enough for a loaded Redis on the same network.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(100);
+/// The timeout of a connection attempt, unless [`RedisBuilder::connect_timeout`] says
+/// otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Keys the deny cache holds at most, unless [`RedisBuilder::deny_cache_capacity`] says
+/// otherwise: about a megabyte.
+pub const DEFAULT_DENY_CACHE_CAPACITY: usize = 10_000;
+
+/// Where the clock comes from: given, or the type's default made at `connect`.
+enum ClockSource<C> {
+    Given(C),
+    Default(fn() -> C),
+}
+
+/// Builds a [`RedisLimiter`]; start with [`RedisLimiter::builder`].
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use sluicegate::clock::ManualClock;
+/// use sluicegate::redis::{Fallback, RedisLimiter};
+/// use sluicegate::{algorithm::Gcra, Quota};
+///
+/// # async fn run() -> Result<(), sluicegate::redis::RedisError> {
+/// let clock = ManualClock::new();
+/// let limiter = RedisLimiter::<Gcra, ManualClock>::builder(
+///     Quota::per_second(10),
+///     "redis://127.0.0.1:6379/",
+/// )
+/// .clock(clock.clone()) // client time instead of Redis's TIME
+/// .prefix("test:") // every key starts with it
+/// .name("api") // the `limiter` label of metrics and logs
+/// .timeout(Duration::from_millis(50)) // per call
+/// .fallback(Fallback::Local { servers: 4 }) // while Redis is down
+/// .lazy(true) // build now even if Redis is down
+/// .connect()
+/// .await?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct RedisBuilder<A, C> {
+    quota: Quota,
+    url: String,
+    prefix: String,
+    name: Option<String>,
+    clock: ClockSource<C>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    cluster: bool,
+    lazy: bool,
+    deny_cache: bool,
+    deny_cache_capacity: usize,
+    fallback: Fallback,
+    algorithm: PhantomData<fn() -> A>,
+}
+
+impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
+    pub(super) fn new(quota: Quota, url: &str) -> Self
+    where
+        C: Default,
+    {
+        RedisBuilder {
+            quota,
+            url: url.to_owned(),
+            prefix: DEFAULT_PREFIX.to_owned(),
+            name: None,
+            clock: ClockSource::Default(C::default),
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            cluster: false,
+            lazy: false,
+            deny_cache: true,
+            deny_cache_capacity: DEFAULT_DENY_CACHE_CAPACITY,
+            fallback: Fallback::Error,
+            algorithm: PhantomData,
+        }
+    }
+
+    /// Starts every key with `prefix` (default [`DEFAULT_PREFIX`]). Give each limit its own
+    /// prefix (`"login:"`, `"api:"`): two limiters with the same prefix, algorithm and quota
+    /// share their keys' state, which is how several servers share one limit. A prefix may
+    /// not contain braces, which would move the hash tag.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Names the limiter in metrics (`limiter` label) and logs; the prefix by default.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Decides on `clock` (client time, sent with each call) instead of Redis's `TIME`:
+    /// deterministic tests with a [`ManualClock`](crate::clock::ManualClock), or stores that
+    /// refuse `TIME` in scripts. Every server must then read the same time; with Redis's
+    /// clock (the default, [`RedisTime`](super::RedisTime)) only one clock ever decides.
+    /// Keys still expire on Redis's clock, so a client clock must not run slower than real
+    /// time by more than the one-second TTL floor.
+    pub fn clock<C2: TimeSource>(self, clock: C2) -> RedisBuilder<A, C2> {
+        RedisBuilder {
+            quota: self.quota,
+            url: self.url,
+            prefix: self.prefix,
+            name: self.name,
+            clock: ClockSource::Given(clock),
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            cluster: self.cluster,
+            lazy: self.lazy,
+            deny_cache: self.deny_cache,
+            deny_cache_capacity: self.deny_cache_capacity,
+            fallback: self.fallback,
+            algorithm: PhantomData,
+        }
+    }
+
+    /// Bounds every call (one script, one round trip) to `timeout` (default
+    /// [`DEFAULT_TIMEOUT`]); a call that takes longer fails with [`RedisError::Timeout`] or
+    /// is answered by the fallback. Three timeouts in a row, like a connection error, mark
+    /// Redis down until a background `PING` gets an answer.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Bounds each connection attempt (default [`DEFAULT_CONNECT_TIMEOUT`]), including the
+    /// first one in [`connect`](Self::connect) unless [`lazy`](Self::lazy).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Talks to a Redis Cluster: the URL is then one or more seed nodes separated by commas
+    /// (`"redis://10.0.0.1:7000,redis://10.0.0.2:7000"`); the rest of the cluster is
+    /// discovered. Each key's state sits in one slot (its hash tag is the key), so every
+    /// decision is still one script on one node.
+    pub fn cluster(mut self, cluster: bool) -> Self {
+        self.cluster = cluster;
+        self
+    }
+
+    /// Returns from [`connect`](Self::connect) at once without waiting for Redis: calls fail
+    /// fast with [`RedisError::Unavailable`] (or the fallback answers) until a background
+    /// probe, every 100 ms, finds Redis answering. For servers that must start while Redis
+    /// is down.
+    pub fn lazy(mut self, lazy: bool) -> Self {
+        self.lazy = lazy;
+        self
+    }
+
+    /// Turns the local deny cache on (the default) or off; see the
+    /// [module documentation](super#the-deny-cache).
+    pub fn deny_cache(mut self, on: bool) -> Self {
+        self.deny_cache = on;
+        self
+    }
+
+    /// Holds at most `keys` denied keys in the deny cache (default
+    /// [`DEFAULT_DENY_CACHE_CAPACITY`]); 0 turns the cache off.
+    pub fn deny_cache_capacity(mut self, keys: usize) -> Self {
+        self.deny_cache_capacity = keys;
+        self
+    }
+
+    /// What to answer while Redis times out or cannot be reached (default
+    /// [`Fallback::Error`]: return the error).
+    pub fn fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = fallback;
+        self
+    }
+
+    /// Checks the quota against the algorithm's script, connects (unless lazy), and builds
+    /// the limiter. Needs a tokio runtime.
+    pub async fn connect(self) -> Result<RedisLimiter<A, C>, RedisError> {
+        let kind = <A as Scripted>::KIND;
+        let params = Params::new(kind, &self.quota)?;
+        let keys = KeySpace::new(&self.prefix, kind, &self.quota)?;
+        let time = match self.clock {
+            ClockSource::Given(clock) => clock,
+            ClockSource::Default(make) => make(),
+        };
+        let local = time.local_clock();
+        let standby = Standby::new(self.fallback, self.quota, local.clone())?;
+        let link = Link::connect(&Endpoint {
+            url: self.url,
+            cluster: self.cluster,
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            lazy: self.lazy,
+        })
+        .await?;
+        let name = self.name.unwrap_or_else(|| self.prefix.clone());
+        let inner = Inner {
+            capacity: params.capacity(&self.quota),
+            quota: self.quota,
+            params,
+            keys,
+            script: SCRIPTS.single(kind),
+            time,
+            local,
+            link,
+            deny_cache: (self.deny_cache && self.deny_cache_capacity > 0)
+                .then(|| DenyCache::new(self.deny_cache_capacity)),
+            standby,
+            telemetry: Telemetry::new(&name, self.fallback.label()),
+            name,
+        };
+        Ok(RedisLimiter {
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let clock: &dyn fmt::Debug = match &self.clock {
+            ClockSource::Given(clock) => clock,
+            ClockSource::Default(_) => &"default",
+        };
+        f.debug_struct("RedisBuilder")
+            .field("quota", &self.quota)
+            .field("url", &super::link::redact(&self.url))
+            .field("prefix", &self.prefix)
+            .field("name", &self.name)
+            .field("clock", clock)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("cluster", &self.cluster)
+            .field("lazy", &self.lazy)
+            .field("deny_cache", &self.deny_cache)
+            .field("deny_cache_capacity", &self.deny_cache_capacity)
+            .field("fallback", &self.fallback)
+            .finish()
+    }
+}

@@ -1,0 +1,163 @@
+//! [`Inner`]: what the clones of a [`RedisLimiter`](super::RedisLimiter) share, and the path
+//! of one decision: capacity, deny cache, script, fallback.
+
+use super::algorithm::RedisAlgorithm;
+use super::deny_cache::DenyCache;
+use super::error::RedisError;
+use super::fallback::Standby;
+use super::keys::KeySpace;
+use super::link::{Arg, Link};
+use super::params::Params;
+use super::reply::{self, Numbers};
+use super::scripts::Script;
+use super::telemetry::Telemetry;
+use super::time::TimeSource;
+use super::undo::Undo;
+use crate::backend::{Op, Receipt, Reservation};
+use crate::clock::Clock;
+use crate::decision::Decision;
+use crate::error::CapacityError;
+use crate::quota::Quota;
+use redis::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Everything the clones of a limiter share.
+pub(crate) struct Inner<A: RedisAlgorithm, C: TimeSource> {
+    pub(crate) quota: Quota,
+    pub(crate) params: Params,
+    pub(crate) capacity: u32,
+    pub(crate) keys: KeySpace,
+    pub(crate) script: &'static Script,
+    pub(crate) time: C,
+    pub(crate) local: C::Local,
+    pub(crate) link: Arc<Link>,
+    pub(crate) deny_cache: Option<DenyCache>,
+    pub(crate) standby: Standby<A, C::Local>,
+    pub(crate) name: String,
+    pub(crate) telemetry: Telemetry,
+}
+
+impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
+    /// Refuses what no wait can admit.
+    pub(crate) fn fits(&self, cost: u32, op: Op) -> Result<(), RedisError> {
+        if op != Op::Hit && cost > self.capacity {
+            return Err(CapacityError::new(cost, self.capacity).into());
+        }
+        Ok(())
+    }
+
+    /// The instant to send (`None`: Redis reads `TIME`) and the same instant on the deny
+    /// cache's timeline, in microseconds.
+    pub(crate) fn instant(&self) -> (Option<u64>, u64) {
+        match self.time.decision_micros() {
+            Some(us) => (Some(us), us),
+            None => (None, self.local.now() / 1_000),
+        }
+    }
+
+    /// The deny cache's answer, if it has one.
+    pub(crate) fn cached(&self, key: &str, cost: u32, op: Op, at: u64) -> Option<Decision> {
+        if op == Op::Hit || cost == 0 {
+            return None;
+        }
+        let hit = self.deny_cache.as_ref()?.lookup(key, cost, at)?;
+        self.telemetry.deny_cache_hit();
+        Some(Decision::new(
+            false,
+            self.quota.limit(),
+            0,
+            Some(Duration::from_micros(hit.retry_us)),
+            Duration::from_micros(hit.reset_us),
+            Duration::ZERO,
+        ))
+    }
+
+    /// What a reply teaches the deny cache.
+    pub(crate) fn learn(&self, key: &str, cost: u32, op: Op, at: u64, numbers: &Numbers) {
+        let Some(cache) = &self.deny_cache else {
+            return;
+        };
+        if numbers.allowed {
+            cache.forget(key);
+        } else {
+            // A hit's numbers are already those of the next single request.
+            let cost = if op == Op::Hit { 1 } else { cost };
+            let n = numbers;
+            cache.record(key, cost, at, n.retry_us, n.retry_one_us, n.reset_us);
+        }
+    }
+
+    /// The algorithm's parameters for a request of `cost`, encoded for the script.
+    pub(crate) fn params(&self, cost: u32) -> [u8; 32] {
+        self.params.encoded(cost)
+    }
+
+    /// Runs the algorithm's script on `redis_key`.
+    pub(crate) async fn run(
+        &self,
+        redis_key: &String,
+        op: &'static str,
+        cost: u32,
+        sent: Option<u64>,
+    ) -> Result<(Numbers, Vec<Value>), RedisError> {
+        if !self.link.health.is_up() {
+            return Err(RedisError::unavailable(
+                "not connected (reconnecting in the background)",
+            ));
+        }
+        let params = self.params(cost);
+        let now = sent.map_or(Arg::Str(""), Arg::Int);
+        let args = [
+            Arg::Str(op),
+            now,
+            Arg::Int(u64::from(cost)),
+            Arg::Bytes(&params),
+        ];
+        let started = Instant::now();
+        let result = self
+            .link
+            .eval(self.script, std::slice::from_ref(redis_key), &args)
+            .await;
+        self.telemetry.call(started.elapsed());
+        reply::single(result?)
+    }
+
+    /// Redis could not decide: the fallback's answer, or the error.
+    pub(crate) fn failed(
+        &self,
+        key: &str,
+        cost: u32,
+        op: Op,
+        error: RedisError,
+    ) -> Result<Decision, RedisError> {
+        self.telemetry.error(&error);
+        if error.is_outage() {
+            if let Some(decision) = self.standby.decide(key, cost, op, self.quota.limit()) {
+                self.telemetry.fallback();
+                return Ok(decision);
+            }
+        }
+        Err(error)
+    }
+
+    /// Redis could not reserve: the fallback's reservation (undone locally), or the error.
+    pub(crate) fn failed_reservation(
+        &self,
+        key: &str,
+        cost: u32,
+        error: RedisError,
+    ) -> Result<Reservation, RedisError> {
+        self.telemetry.error(&error);
+        if error.is_outage() {
+            if let Some(local) = self.standby.reserve(key, cost, self.quota.limit()) {
+                self.telemetry.fallback();
+                return Ok(Reservation {
+                    decision: local.decision,
+                    receipt: Receipt::new(Undo::Local(local.receipt)),
+                });
+            }
+        }
+        Err(error)
+    }
+}

@@ -1,0 +1,165 @@
+//! Redis key names: `<prefix>{<key>}:<algorithm>:<quota>`.
+//!
+//! - The prefix comes first, so every key a limiter writes starts with it (`SCAN` by prefix
+//!   finds them all).
+//! - The caller's key is the hash tag, so everything one key stores sits in one hash slot,
+//!   and two limits on the same key (per-user limits of different kinds) share that slot: a
+//!   composite of them is decided in one script even on a cluster. Braces in the key are
+//!   percent-escaped (`%` too, so escaping stays one-to-one): a key can never end the tag
+//!   early and land in another key's slot or state.
+//! - The algorithm and quota end the name, e.g. `sluicegate:{user:42}:gcra:100/1m:b20`: a
+//!   state is only ever read by the algorithm and quota that wrote it, so changing a quota
+//!   (a deploy) starts from fresh state under new names while the old names expire on their
+//!   own, instead of reinterpreting one algorithm's numbers with another's parameters.
+
+use super::algorithm::ScriptKind;
+use super::error::RedisError;
+use crate::quota::Quota;
+use std::fmt::Write;
+
+/// Builds the Redis key names of one limiter.
+#[derive(Debug, Clone)]
+pub(crate) struct KeySpace {
+    prefix: Box<str>,
+    suffix: Box<str>,
+}
+
+impl KeySpace {
+    /// The names for `kind` and `quota` under `prefix`, which must not contain braces (they
+    /// would move the hash tag).
+    pub(crate) fn new(prefix: &str, kind: ScriptKind, quota: &Quota) -> Result<Self, RedisError> {
+        if prefix.contains(['{', '}']) {
+            return Err(RedisError::config(format!(
+                "the prefix {prefix:?} contains a brace, which would break the hash tag that \
+                 keeps each key's state in one cluster slot"
+            )));
+        }
+        let mut suffix = format!(
+            ":{}:{}/{}",
+            kind.key_name(),
+            quota.limit(),
+            compact_period(quota.period_nanos())
+        );
+        if kind.uses_burst() {
+            let _ = write!(suffix, ":b{}", quota.burst());
+        }
+        Ok(KeySpace {
+            prefix: prefix.into(),
+            suffix: suffix.into(),
+        })
+    }
+
+    /// The Redis key holding `key`'s state.
+    pub(crate) fn name(&self, key: &str) -> String {
+        let mut name = String::with_capacity(self.prefix.len() + key.len() + self.suffix.len() + 2);
+        name.push_str(&self.prefix);
+        name.push('{');
+        for c in key.chars() {
+            match c {
+                '%' => name.push_str("%25"),
+                '{' => name.push_str("%7B"),
+                '}' => name.push_str("%7D"),
+                c => name.push(c),
+            }
+        }
+        name.push('}');
+        name.push_str(&self.suffix);
+        name
+    }
+
+    /// The prefix.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+}
+
+/// A period in the largest unit that divides it: `1m`, `500ms`, `7000003ns`.
+fn compact_period(nanos: u64) -> String {
+    const UNITS: [(u64, &str); 7] = [
+        (86_400_000_000_000, "d"),
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    let (size, unit) = UNITS
+        .into_iter()
+        .find(|(size, _)| nanos.is_multiple_of(*size))
+        .unwrap_or((1, "ns"));
+    format!("{}{unit}", nanos / size)
+}
+
+/// The Redis Cluster hash slot of a key: CRC16 (XMODEM) of its hash tag (the part between
+/// the first `{` and the next `}`, if not empty) or of the whole key, modulo 16384.
+pub(crate) fn hash_slot(key: &[u8]) -> u16 {
+    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
+        let rest = &key[open + 1..];
+        let close = rest.iter().position(|&b| b == b'}')?;
+        (close > 0).then(|| &rest[..close])
+    });
+    crc16(tagged.unwrap_or(key)) % 16_384
+}
+
+fn crc16(bytes: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in bytes {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn names_put_the_key_in_the_tag_and_the_quota_at_the_end() {
+        let quota = Quota::per_minute(100).with_burst(20);
+        let gcra = KeySpace::new("sluicegate:", ScriptKind::Gcra, &quota).unwrap();
+        assert_eq!(gcra.name("user:42"), "sluicegate:{user:42}:gcra:100/1m:b20");
+        let window = KeySpace::new("api:", ScriptKind::SlidingWindow, &quota).unwrap();
+        assert_eq!(
+            window.name("user:42"),
+            "api:{user:42}:sliding-window:100/1m"
+        );
+        let odd = Quota::new(5, Duration::from_nanos(7_000_003)).unwrap();
+        let log = KeySpace::new("", ScriptKind::SlidingLog, &odd).unwrap();
+        assert_eq!(log.name(""), "{}:sliding-log:5/7000003ns");
+    }
+
+    #[test]
+    fn braces_in_keys_are_escaped_one_to_one_and_refused_in_prefixes() {
+        let quota = Quota::per_second(1);
+        let space = KeySpace::new("p:", ScriptKind::FixedWindow, &quota).unwrap();
+        assert_eq!(space.name("a}b{c%"), "p:{a%7Db%7Bc%25}:fixed-window:1/1s");
+        assert_ne!(space.name("%7D"), space.name("}"));
+        let name = space.name("x}y");
+        assert_eq!(hash_slot(name.as_bytes()), hash_slot(b"x%7Dy"));
+        assert!(matches!(
+            KeySpace::new("a{b}:", ScriptKind::Gcra, &quota),
+            Err(RedisError::Config { .. })
+        ));
+    }
+
+    #[test]
+    fn hash_slots_follow_the_cluster_spec() {
+        // The example values of the Redis Cluster specification.
+        assert_eq!(crc16(b"123456789"), 0x31c3);
+        assert_eq!(hash_slot(b"{user1000}.following"), hash_slot(b"user1000"));
+        // An empty tag does not count: the whole key is hashed.
+        assert_eq!(hash_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % 16_384);
+        assert_ne!(hash_slot(b"foo{}{bar}"), hash_slot(b"bar"));
+        assert_eq!(hash_slot(b"foo{{bar}}zap"), hash_slot(b"{bar"));
+        assert_eq!(hash_slot(b"foo{bar}{zap}"), hash_slot(b"bar"));
+    }
+}

@@ -1,0 +1,312 @@
+//! [`Link`]: the connection a limiter talks through, with its timeout, its script calls and
+//! its health.
+//!
+//! Standalone Redis goes through redis-rs's `ConnectionManager`: one multiplexed connection
+//! for every task, reconnecting by itself. A cluster goes through `ClusterConnection`, which
+//! routes each script to the node of its keys' slot and follows the cluster's changes.
+//! Every call is wrapped in `tokio::time::timeout`, so it returns within the limiter's timeout
+//! whatever the network does.
+
+use super::error::{classify, RedisError};
+use super::health::Health;
+use super::scripts::Script;
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::{ClusterClient, ClusterConfig};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How to reach Redis.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    /// One URL, or for a cluster a comma-separated list of seed nodes.
+    pub(crate) url: String,
+    pub(crate) cluster: bool,
+    pub(crate) timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) lazy: bool,
+}
+
+impl Endpoint {
+    /// The nodes of a cluster's seed list.
+    fn nodes(&self) -> Vec<&str> {
+        self.url
+            .split(',')
+            .map(str::trim)
+            .filter(|node| !node.is_empty())
+            .collect()
+    }
+
+    /// Equal for limiters that reach the same Redis the same way: their keys can share one
+    /// script call.
+    pub(crate) fn identity(&self) -> String {
+        let kind = if self.cluster {
+            "cluster"
+        } else {
+            "standalone"
+        };
+        format!("{kind} {}", self.nodes().join(","))
+    }
+}
+
+#[derive(Clone)]
+enum Conn {
+    Standalone(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl Conn {
+    /// Sends `cmd`; an error reply comes back as `Err` (the raw connection returns it as a
+    /// value).
+    async fn query(&mut self, cmd: &Cmd) -> redis::RedisResult<Value> {
+        let reply = match self {
+            Conn::Standalone(conn) => conn.req_packed_command(cmd).await,
+            Conn::Cluster(conn) => conn.req_packed_command(cmd).await,
+        };
+        reply.and_then(Value::extract_error)
+    }
+}
+
+/// One argument of a script call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arg<'a> {
+    Int(u64),
+    Str(&'a str),
+    Bytes(&'a [u8]),
+}
+
+/// A connection to Redis, shared by the clones of a limiter (and by its probe task).
+pub(crate) struct Link {
+    conn: Conn,
+    identity: String,
+    timeout: Duration,
+    connect_timeout: Duration,
+    pub(crate) health: Health,
+}
+
+impl fmt::Debug for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Link")
+            .field("endpoint", &redact(&self.identity))
+            .field("timeout", &self.timeout)
+            .field("available", &self.health.is_up())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Link {
+    /// Connects (or, lazily, prepares to). A standalone link that is not lazy answers a
+    /// `PING` within the connect timeout or fails; a lazy one starts unavailable and probes
+    /// in the background until Redis answers.
+    pub(crate) async fn connect(endpoint: &Endpoint) -> Result<Arc<Link>, RedisError> {
+        if endpoint.timeout.is_zero() || endpoint.connect_timeout.is_zero() {
+            return Err(RedisError::config("timeouts must be longer than zero"));
+        }
+        let conn = if endpoint.cluster {
+            Self::cluster(endpoint).await?
+        } else {
+            Self::standalone(endpoint)?
+        };
+        let link = Arc::new(Link {
+            conn,
+            identity: endpoint.identity(),
+            timeout: endpoint.timeout,
+            connect_timeout: endpoint.connect_timeout,
+            // A cluster connection fails over per node by itself: a breaker for the whole
+            // cluster would stop every slot for one node's outage.
+            health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
+        });
+        if endpoint.lazy {
+            link.health.start_probe(&link);
+        } else if !endpoint.cluster {
+            let ping = tokio::time::timeout(endpoint.connect_timeout, link.ping());
+            match ping.await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => return Err(error),
+                Err(_) => {
+                    return Err(RedisError::unavailable(format!(
+                        "no answer from {} within the connect timeout of {:?}",
+                        redact(&endpoint.url),
+                        endpoint.connect_timeout
+                    )))
+                }
+            }
+        }
+        Ok(link)
+    }
+
+    fn standalone(endpoint: &Endpoint) -> Result<Conn, RedisError> {
+        let client = redis::Client::open(endpoint.url.as_str()).map_err(|e| {
+            RedisError::config(format!("bad Redis URL {}: {e}", redact(&endpoint.url)))
+        })?;
+        // Few, quick reconnection attempts: while Redis is down the limiter does not send
+        // calls (the breaker fails them fast) and its probe asks again every interval, so
+        // a long backoff inside the manager would only delay recovery. No response timeout
+        // of its own: `eval` bounds the whole call (connection wait included) with one timer.
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(None)
+            .set_connection_timeout(Some(endpoint.connect_timeout))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(20))
+            .set_max_delay(Duration::from_millis(200));
+        ConnectionManager::new_lazy_with_config(client, config)
+            .map(Conn::Standalone)
+            .map_err(|e| RedisError::config(format!("cannot use {}: {e}", redact(&endpoint.url))))
+    }
+
+    async fn cluster(endpoint: &Endpoint) -> Result<Conn, RedisError> {
+        let client = ClusterClient::builder(endpoint.nodes())
+            .retries(2)
+            .min_retry_wait(10)
+            .max_retry_wait(100)
+            .connection_timeout(endpoint.connect_timeout)
+            .response_timeout(endpoint.timeout)
+            .build()
+            .map_err(|e| {
+                RedisError::config(format!("bad cluster nodes {}: {e}", redact(&endpoint.url)))
+            })?;
+        let config = ClusterConfig::new()
+            .set_connection_timeout(endpoint.connect_timeout)
+            .set_response_timeout(endpoint.timeout);
+        if endpoint.lazy {
+            return Ok(Conn::Cluster(
+                client.get_pending_async_connection_with_config(config),
+            ));
+        }
+        let connect = client.get_async_connection_with_config(config);
+        match tokio::time::timeout(endpoint.connect_timeout, connect).await {
+            Ok(Ok(conn)) => Ok(Conn::Cluster(conn)),
+            Ok(Err(e)) => Err(classify(&e, "", endpoint.connect_timeout)),
+            Err(_) => Err(RedisError::unavailable(format!(
+                "no answer from the cluster {} within the connect timeout of {:?}",
+                redact(&endpoint.url),
+                endpoint.connect_timeout
+            ))),
+        }
+    }
+
+    /// The identity of the endpoint (see [`Endpoint::identity`]).
+    pub(crate) fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// True for a cluster connection.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.conn, Conn::Cluster(_))
+    }
+
+    /// The per-call timeout.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Runs `script` on `keys` with `args`: one round trip (two when the server has to be
+    /// taught the script), within the timeout. Fails fast while the link is known to be down.
+    pub(crate) async fn eval(
+        self: &Arc<Self>,
+        script: &Script,
+        keys: &[String],
+        args: &[Arg<'_>],
+    ) -> Result<Value, RedisError> {
+        if !self.health.is_up() {
+            return Err(RedisError::unavailable(
+                "not connected (reconnecting in the background)",
+            ));
+        }
+        let call = async {
+            let mut conn = self.conn.clone();
+            let sha = command("EVALSHA", &script.sha, keys, args);
+            match conn.query(&sha).await {
+                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    conn.query(&command("EVAL", script.code, keys, args)).await
+                }
+                other => other,
+            }
+        };
+        let outcome = tokio::time::timeout(self.timeout, call).await;
+        let error = match outcome {
+            Ok(Ok(value)) => {
+                self.health.succeeded();
+                return Ok(value);
+            }
+            Ok(Err(e)) => classify(&e, &failing_key(&e, keys), self.timeout),
+            Err(_) => RedisError::Timeout {
+                after: self.timeout,
+            },
+        };
+        self.health.failed(&error, self);
+        Err(error)
+    }
+
+    /// The timeout of a connection attempt, and of the probe's `PING`.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// `PING`, for the probe and for connecting.
+    pub(crate) async fn ping(&self) -> Result<(), RedisError> {
+        let mut conn = self.conn.clone();
+        match conn.query(&redis::cmd("PING")).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(classify(&e, "", self.timeout)),
+        }
+    }
+}
+
+/// `EVALSHA sha` or `EVAL code`, then the keys and the arguments.
+fn command(name: &str, script: &str, keys: &[String], args: &[Arg<'_>]) -> Cmd {
+    let mut cmd = redis::cmd(name);
+    cmd.arg(script).arg(keys.len()).arg(keys);
+    for arg in args {
+        match arg {
+            Arg::Int(n) => cmd.arg(*n),
+            Arg::Str(s) => cmd.arg(*s),
+            Arg::Bytes(b) => cmd.arg(*b),
+        };
+    }
+    cmd
+}
+
+/// The key an error reply is about: the composite script names the limit (`(limit N)`, from
+/// 1) that failed; single-key scripts have one key.
+fn failing_key(error: &redis::RedisError, keys: &[String]) -> String {
+    let index = error
+        .detail()
+        .and_then(|detail| detail.rsplit_once("(limit "))
+        .and_then(|(_, rest)| rest.trim_end_matches(')').parse::<usize>().ok())
+        .and_then(|n| n.checked_sub(1));
+    keys.get(index.unwrap_or(0)).cloned().unwrap_or_default()
+}
+
+/// `urls` with any credentials (`user:password@`) replaced by `***@`, for messages.
+pub(crate) fn redact(urls: &str) -> String {
+    urls.split(',')
+        .map(|url| match (url.find("://"), url.rfind('@')) {
+            (Some(scheme), Some(at)) if at > scheme => {
+                format!("{}***{}", &url[..scheme + 3], &url[at..])
+            }
+            _ => url.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn credentials_never_reach_messages() {
+        assert_eq!(
+            redact("redis://:secret@10.0.0.1:6379/0"),
+            "redis://***@10.0.0.1:6379/0"
+        );
+        assert_eq!(
+            redact("redis://u:p@a:1,redis://b:2"),
+            "redis://***@a:1,redis://b:2"
+        );
+        assert_eq!(redact("redis://127.0.0.1/"), "redis://127.0.0.1/");
+    }
+}

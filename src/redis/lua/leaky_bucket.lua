@@ -1,0 +1,7 @@
+-- LeakyBucket: a shaping queue drained at limit/period, on the emission core (emission.lua:
+-- rule, units, state, range); tat is the next free departure slot, and an admitted request
+-- is told to wait until its own slot: ceil(backlog / D) us. Tag "L". Parameters: D, T,
+-- cap = burst*T, need = n*T.
+local function decide_leaky_bucket(key, now, n, mode, params)
+  return emission(key, now, n, mode, params, 76, 'LeakyBucket', true)
+end

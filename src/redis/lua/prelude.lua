@@ -1,0 +1,34 @@
+-- sluicegate: shared by every script.
+--
+-- Time is whole microseconds since the UNIX epoch: Redis's TIME (ARGV '' asks for it), or the
+-- client's clock. Lua has only doubles, exact to 2^53. Every integer a script computes stays
+-- at or below 2^52 in magnitude (the client clamps times to 2^52 us, the year 2112, and the
+-- limiter refuses quotas whose arithmetic would leave that range), so sums are exact, and so
+-- is division: for integers |a| <= 2^52 and 0 < b <= 2^52, a true quotient that is not a
+-- whole number lies at least 1/b from one, more than half the spacing of doubles there
+-- (|a| + b <= 2^53), so floor(a / b) and ceil(a / b) of the rounded quotient are exact.
+--
+-- Speed: beyond the round trip, a script's own work is most of a decision's cost, and in
+-- Redis's Lua every function defined or called per run counts, as does every local of the
+-- chunk a function captures (an upvalue is allocated per run). So the scripts define few
+-- functions, each taking the library functions it needs as locals of its own; keep
+-- arithmetic inline; pack each string state as a one-letter tag followed by big-endian
+-- doubles (struct.pack: one C call each way); receive an algorithm's parameters as one
+-- argument of four doubles; and reply with one packed string rather than an array (Redis
+-- converts a table reply element by element). Integer-valued Lua numbers passed to
+-- redis.call are formatted exactly by Redis; string.format('%d') is used where a number is
+-- part of a string.
+--
+-- Bounds every script uses: the largest backlog or debt a state records, in its algorithm's
+-- units, MAX_DEBT = 2^51 = 2251799813685248; stored times and counters are below
+-- MAX_EXACT = 2^53 = 9007199254740992, and anything larger is not ours.
+
+-- Every algorithm below is one function:
+--   decide(key, now, n, mode, params) -> reply, allowed, write, fresh_us, before
+-- reply: the six numbers packed (allowed, remaining, retry_after_us, reset_after_us,
+-- wait_us, and the retry_after_us of a single request); write: the new string state, to
+-- SET with a TTL of fresh_us (before: the value it replaces), or for the sliding log a
+-- function that writes and returns what undoing it takes, or nil when nothing changes.
+-- `mode` is 'h' for a hit, 'c' otherwise; nothing is written here. On a value that is not
+-- the algorithm's state: nil and an error reply (SGFOREIGN); a value of another Redis type
+-- makes redis.call fail with WRONGTYPE; either way before anything is written.

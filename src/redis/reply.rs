@@ -1,0 +1,124 @@
+//! The scripts' replies, turned into [`Decision`]s: six numbers per limit, packed as
+//! big-endian doubles in one string (cheaper for Redis to send than an array; every value is
+//! a whole number below 2^53, so exact).
+
+use super::error::RedisError;
+use crate::decision::Decision;
+use redis::Value;
+use std::time::Duration;
+
+/// One limit's answer, as a script computes it; times in whole microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Numbers {
+    pub(crate) allowed: bool,
+    pub(crate) remaining: u32,
+    /// For a denial: until the same request would be admitted.
+    pub(crate) retry_us: u64,
+    pub(crate) reset_us: u64,
+    pub(crate) wait_us: u64,
+    /// For a denial: until a single request would be admitted (0 if one would be now).
+    pub(crate) retry_one_us: u64,
+}
+
+/// Bytes of one limit's packed numbers.
+const PACKED: usize = 48;
+
+impl Numbers {
+    /// The six numbers packed in `bytes` (exactly [`PACKED`] of them).
+    fn unpack(bytes: &[u8]) -> Result<Numbers, RedisError> {
+        let mut fields = bytes.chunks_exact(8).map(|chunk| {
+            let value = f64::from_be_bytes(chunk.try_into().expect("chunks of 8"));
+            if value >= 0.0 && value.fract() == 0.0 && value < 9_007_199_254_740_992.0 {
+                Ok(value as u64)
+            } else {
+                Err(malformed("a number that is not a whole number below 2^53"))
+            }
+        });
+        let mut next = || {
+            fields
+                .next()
+                .unwrap_or_else(|| Err(malformed("too few numbers")))
+        };
+        Ok(Numbers {
+            allowed: next()? != 0,
+            remaining: u32::try_from(next()?).unwrap_or(u32::MAX),
+            retry_us: next()?,
+            reset_us: next()?,
+            wait_us: next()?,
+            retry_one_us: next()?,
+        })
+    }
+
+    /// The decision, for a quota of `limit`.
+    pub(crate) fn decision(&self, limit: u32) -> Decision {
+        Decision::new(
+            self.allowed,
+            limit,
+            self.remaining,
+            (!self.allowed).then(|| Duration::from_micros(self.retry_us)),
+            Duration::from_micros(self.reset_us),
+            Duration::from_micros(self.wait_us),
+        )
+    }
+}
+
+/// A single-key script's reply: the numbers, and after a reservation that wrote, what an
+/// undo needs.
+pub(crate) fn single(value: Value) -> Result<(Numbers, Vec<Value>), RedisError> {
+    match value {
+        Value::BulkString(bytes) if bytes.len() == PACKED => Ok((Numbers::unpack(&bytes)?, vec![])),
+        Value::Array(mut fields) if !fields.is_empty() => {
+            let extra = fields.split_off(1);
+            match &fields[0] {
+                Value::BulkString(bytes) if bytes.len() == PACKED => {
+                    Ok((Numbers::unpack(bytes)?, extra))
+                }
+                _ => Err(malformed("expected packed numbers")),
+            }
+        }
+        _ => Err(malformed("expected packed numbers")),
+    }
+}
+
+/// The composite script's reply: whether every limit allowed, then each limit's numbers.
+pub(crate) fn composite(value: Value, limits: usize) -> Result<(bool, Vec<Numbers>), RedisError> {
+    let Value::BulkString(bytes) = value else {
+        return Err(malformed("expected packed numbers"));
+    };
+    if bytes.len() != 8 + PACKED * limits {
+        return Err(malformed("one flag and six numbers per limit"));
+    }
+    let all = f64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")) != 0.0;
+    let numbers = bytes[8..]
+        .chunks_exact(PACKED)
+        .map(Numbers::unpack)
+        .collect::<Result<_, _>>()?;
+    Ok((all, numbers))
+}
+
+/// An integer field (non-negative in every reply).
+pub(crate) fn int(value: &Value) -> Result<u64, RedisError> {
+    match value {
+        Value::Int(n) => u64::try_from(*n).map_err(|_| malformed("a negative number")),
+        Value::BulkString(bytes) => std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| malformed("a number that does not parse")),
+        _ => Err(malformed("a field that is not a number")),
+    }
+}
+
+/// A string field (undo data).
+pub(crate) fn bytes(value: &Value) -> Result<Vec<u8>, RedisError> {
+    match value {
+        Value::BulkString(bytes) => Ok(bytes.clone()),
+        Value::SimpleString(s) => Ok(s.as_bytes().to_vec()),
+        _ => Err(malformed("a field that is not a string")),
+    }
+}
+
+fn malformed(what: &str) -> RedisError {
+    RedisError::Script {
+        message: format!("unexpected reply from a sluicegate script: {what}"),
+    }
+}

@@ -1,0 +1,97 @@
+//! The Lua scripts, compiled in: each one the shared prelude, the pieces it needs and a main.
+//! They run by `EVALSHA`; a server that does not know one (restarted, `SCRIPT FLUSH`, a new
+//! cluster node) answers `NOSCRIPT`, and the call is repeated once as `EVAL`, which also
+//! caches it there.
+
+use super::algorithm::ScriptKind;
+use std::sync::LazyLock;
+
+/// A script's source and its SHA1.
+#[derive(Debug)]
+pub(crate) struct Script {
+    pub(crate) code: &'static str,
+    pub(crate) sha: String,
+}
+
+impl Script {
+    fn new(code: &'static str) -> Script {
+        Script {
+            code,
+            sha: redis::Script::new(code).get_hash().to_owned(),
+        }
+    }
+}
+
+macro_rules! lua {
+    ($($file:literal),* $(,)?) => {
+        concat!($(include_str!(concat!("lua/", $file)), "\n"),*)
+    };
+}
+
+macro_rules! single {
+    ($($file:literal),* ; $decide:literal) => {
+        concat!(
+            lua!("prelude.lua", $($file),*),
+            "local decide = ", $decide, "\n",
+            include_str!("lua/single.lua"),
+        )
+    };
+}
+
+/// Every script, hashed once.
+pub(crate) struct Scripts {
+    gcra: Script,
+    token_bucket: Script,
+    leaky_bucket: Script,
+    fixed_window: Script,
+    sliding_window: Script,
+    sliding_log: Script,
+    /// Several limits, any algorithms, one atomic call.
+    pub(crate) composite: Script,
+    /// Undoes a reservation of a string state.
+    pub(crate) undo: Script,
+    /// Undoes a reservation on a sliding log.
+    pub(crate) undo_log: Script,
+}
+
+impl Scripts {
+    /// The script deciding one key of `kind`.
+    pub(crate) fn single(&self, kind: ScriptKind) -> &Script {
+        match kind {
+            ScriptKind::Gcra => &self.gcra,
+            ScriptKind::TokenBucket => &self.token_bucket,
+            ScriptKind::LeakyBucket => &self.leaky_bucket,
+            ScriptKind::FixedWindow => &self.fixed_window,
+            ScriptKind::SlidingWindow => &self.sliding_window,
+            ScriptKind::SlidingLog => &self.sliding_log,
+        }
+    }
+}
+
+/// The scripts.
+pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
+    gcra: Script::new(single!("emission.lua", "gcra.lua"; "decide_gcra")),
+    token_bucket: Script::new(single!("token_bucket.lua"; "decide_token_bucket")),
+    leaky_bucket: Script::new(single!("emission.lua", "leaky_bucket.lua"; "decide_leaky_bucket")),
+    fixed_window: Script::new(single!("window.lua", "fixed_window.lua"; "decide_fixed_window")),
+    sliding_window: Script::new(single!(
+        "window.lua",
+        "sliding_window.lua";
+        "decide_sliding_window"
+    )),
+    sliding_log: Script::new(single!("sliding_log.lua"; "decide_sliding_log")),
+    composite: Script::new(lua!(
+        "prelude.lua",
+        "emission.lua",
+        "gcra.lua",
+        "leaky_bucket.lua",
+        "token_bucket.lua",
+        "window.lua",
+        "fixed_window.lua",
+        "sliding_window.lua",
+        "sliding_log.lua",
+        "composite.lua",
+    )),
+    undo: Script::new(lua!("prelude.lua", "undo.lua")),
+    undo_log: Script::new(lua!("prelude.lua", "sliding_log.lua", "undo_log.lua")),
+});

@@ -1,0 +1,139 @@
+//! A local three-master Redis Cluster: keys spread over every node decide exactly as on one
+//! server; a composite on one key's slot is one script, and across slots it reserves and
+//! undoes, all-or-nothing either way.
+
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use redis_server::RedisCluster;
+use sluicegate::algorithm::{
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+};
+use sluicegate::backend::Op;
+use sluicegate::clock::ManualClock;
+use sluicegate::redis::{all_of, RedisAlgorithm, RedisLimiter, RedisMember, RedisTime};
+use sluicegate::Quota;
+use std::time::Duration;
+
+const KEYS: usize = 60;
+
+async fn on_cluster<A: RedisAlgorithm>(
+    cluster: &RedisCluster,
+    quota: Quota,
+    prefix: &str,
+    clock: &ManualClock,
+) -> RedisLimiter<A, ManualClock> {
+    RedisLimiter::<A, ManualClock>::builder(quota, &cluster.urls())
+        .cluster(true)
+        .clock(clock.clone())
+        .prefix(prefix)
+        .timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .unwrap()
+}
+
+/// Every key admits exactly 3, and the fourth is told to wait for the same instant.
+async fn three_per_key<A: RedisAlgorithm>(
+    cluster: &RedisCluster,
+    clock: &ManualClock,
+    retry: Duration,
+) {
+    let limiter = on_cluster::<A>(cluster, Quota::per_minute(3), "spread:", clock).await;
+    for i in 0..KEYS {
+        let key = format!("user:{i}");
+        for n in 0..3 {
+            let decision = limiter.check(&key).await.unwrap();
+            assert!(decision.is_allowed(), "{key}, request {n}");
+            assert_eq!(decision.remaining(), 2 - n);
+        }
+        let denied = limiter.check(&key).await.unwrap();
+        assert_eq!(denied.retry_after(), Some(retry), "{key}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_spread_over_every_node_decide_exactly() {
+    let cluster = RedisCluster::start(3);
+    let clock = ManualClock::starting_at(Duration::from_secs(1_700_000_000));
+    let (one_slot, window) = (Duration::from_secs(20), Duration::from_secs(60));
+    three_per_key::<Gcra>(&cluster, &clock, one_slot).await;
+    three_per_key::<TokenBucket>(&cluster, &clock, one_slot).await;
+    three_per_key::<LeakyBucket>(&cluster, &clock, one_slot).await;
+    // 1,700,000,000 s is 20 s into its minute.
+    three_per_key::<FixedWindow>(&cluster, &clock, Duration::from_secs(40)).await;
+    // The next window, once the full previous one weighs less than all of it: 1 us in.
+    let faded = Duration::from_secs(40) + Duration::from_micros(1);
+    three_per_key::<SlidingWindow>(&cluster, &clock, faded).await;
+    three_per_key::<SlidingLog>(&cluster, &clock, window).await;
+    let sizes: Vec<usize> = cluster
+        .nodes()
+        .iter()
+        .map(|node| node.cli(&["DBSIZE"]).parse().unwrap())
+        .collect();
+    assert_eq!(sizes.iter().sum::<usize>(), 6 * KEYS, "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&n| n >= 6),
+        "every node holds keys: {sizes:?}"
+    );
+
+    // On the cluster's own clock too.
+    let timed = RedisLimiter::<Gcra, RedisTime>::builder(Quota::per_hour(2), &cluster.urls())
+        .cluster(true)
+        .prefix("timed:")
+        .connect()
+        .await
+        .unwrap();
+    for i in 0..KEYS {
+        let key = format!("t{i}");
+        assert!(timed.check_n(&key, 2).await.unwrap().is_allowed());
+        assert!(timed.check(&key).await.unwrap().is_denied());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn composites_are_one_script_in_one_slot_and_reserve_undo_across_slots() {
+    let cluster = RedisCluster::start(3);
+    let clock = ManualClock::new();
+    let per_user = on_cluster::<Gcra>(&cluster, Quota::per_second(5), "user:", &clock).await;
+    let daily = on_cluster::<SlidingWindow>(&cluster, Quota::per_day(4), "daily:", &clock).await;
+    let global = on_cluster::<FixedWindow>(&cluster, Quota::per_second(2), "global:", &clock).await;
+    let slot = |tag: &str| cluster.nodes()[0].cli(&["CLUSTER", "KEYSLOT", tag]);
+    assert_ne!(
+        slot("u1"),
+        slot("everyone"),
+        "the composite spans two slots"
+    );
+
+    // One slot: per-user and per-user-daily on "u1", decided by one script.
+    let same_slot = [
+        RedisMember::new(&per_user, "u1"),
+        RedisMember::new(&daily, "u1"),
+    ];
+    let calls = (per_user.stats().calls, daily.stats().calls);
+    for _ in 0..4 {
+        assert!(all_of(&same_slot, 1, Op::Check).await.unwrap().is_allowed());
+    }
+    assert!(all_of(&same_slot, 1, Op::Check).await.unwrap().is_denied());
+    assert_eq!(per_user.stats().calls, calls.0 + 5);
+    assert_eq!(
+        daily.stats().calls,
+        calls.1,
+        "the first member's connection ran them all"
+    );
+    // The daily limit denied the fifth: the per-user limit kept its fifth unit.
+    assert!(per_user.check("u1").await.unwrap().is_allowed());
+
+    // Two slots: per-user "u2" and the global key, through peek, reserve and undo.
+    let across = [
+        RedisMember::new(&per_user, "u2"),
+        RedisMember::new(&global, "everyone"),
+    ];
+    assert!(all_of(&across, 2, Op::Check).await.unwrap().is_allowed());
+    let denied = all_of(&across, 1, Op::Check).await.unwrap();
+    assert!(denied.is_denied(), "the global window is full");
+    assert_eq!(denied.retry_after(), Some(Duration::from_secs(1)));
+    // The denial consumed nothing per user: 3 of 5 are left.
+    assert_eq!(per_user.peek_n("u2", 3).await.unwrap().remaining(), 0);
+    assert!(per_user.check_n("u2", 3).await.unwrap().is_allowed());
+}
