@@ -1,1 +1,110 @@
-//! The tower layer (feature `http`). Under construction.
+//! HTTP rate limiting (feature `http`): a tower layer with the standard `RateLimit` headers,
+//! client keys that cannot be spoofed, and (with feature `tokio`) a client-side layer that
+//! waits instead of being refused.
+//!
+//! ```
+//! use sluicegate::http::{ClientIp, RateLimitLayer, RequestLimit};
+//! use sluicegate::{KeyedLimiter, Quota};
+//!
+//! let per_client = RequestLimit::new("ip", KeyedLimiter::<String>::new(Quota::per_second(5))?)
+//!     .key(ClientIp::new().trust("10.0.0.0/8".parse()?));
+//! let layer = RateLimitLayer::new(per_client)?;
+//! // axum: Router::new().route(..).layer(layer)
+//! # let _ = layer;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! With axum (the peer address comes from axum's `ConnectInfo`):
+//!
+//! ```no_run
+//! use std::net::SocketAddr;
+//! use axum::{extract::ConnectInfo, routing::get, Router};
+//! use sluicegate::http::{ClientIp, HeaderKey, RateLimitLayer, RequestLimit};
+//! use sluicegate::{KeyedLimiter, Quota};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // The client's address: the peer, or what our load balancers (10.0.0.0/8) forwarded.
+//!     let client_ip = ClientIp::new()
+//!         .peer_from(|info: &ConnectInfo<SocketAddr>| info.0)
+//!         .trust("10.0.0.0/8".parse()?);
+//!     let rate_limit = RateLimitLayer::builder()
+//!         .limit(
+//!             RequestLimit::new("ip", KeyedLimiter::<String>::new(Quota::per_second(5))?)
+//!                 .key(client_ip),
+//!         )
+//!         .limit(
+//!             RequestLimit::new("token", KeyedLimiter::<String>::new("100/minute burst 20".parse()?)?)
+//!                 .key(HeaderKey::parse("x-api-key")?),
+//!         )
+//!         .build()?;
+//!     let app = Router::new()
+//!         .route("/", get(|| async { "hello" }))
+//!         .layer(rate_limit); // a CorsLayer would go after this line: outside
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//!     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # The layer
+//!
+//! [`RateLimitLayer`] holds named [`RequestLimit`]s: each a [backend](crate::backend::Backend)
+//! (in-process or shared), a [key](KeyExtractor) and a [cost](Cost). A request is admitted
+//! only if every limit admits it, and a denial consumes nothing anywhere.
+//!
+//! # Keys
+//!
+//! [`Global`], [`ClientIp`] (the peer, or the client behind [trusted
+//! proxies](TrustedProxies), IPv6 grouped by /64), [`HeaderKey`] (an API key, length-capped),
+//! a closure ([`key_fn`]), and fallbacks ([`KeyExtractor::or`]). A request without its key
+//! gets `400` with a message saying what is missing.
+//!
+//! # Headers
+//!
+//! Every response carries `RateLimit-Policy` (each limit's `q` and `w`) and `RateLimit` (`r`
+//! and `t` of the limit with the least remaining), as draft-ietf-httpapi-ratelimit-headers-10
+//! defines them; a `429` also carries `Retry-After` in whole seconds rounded up, equal to
+//! `RateLimit`'s `t`. See [`RATELIMIT`] for the details; the legacy `X-RateLimit-*` trio is
+//! a [switch](RateLimitBuilder::legacy_headers) away.
+//!
+//! # CORS
+//!
+//! Put tower-http's `CorsLayer` *outside* this layer (`.layer(rate_limit).layer(cors)` in
+//! axum, where the last layer added is the outermost): it answers preflights before they are
+//! counted, and it adds its headers to this layer's `429`s, which browsers would otherwise
+//! hide from scripts. Add `ratelimit`, `ratelimit-policy` and `retry-after` to its exposed
+//! headers so scripts can read them. Without a `CorsLayer`,
+//! [`exempt_preflight`](RateLimitBuilder::exempt_preflight) lets preflights through.
+
+#[cfg(feature = "tokio")]
+pub mod client;
+mod decide;
+mod error;
+mod future;
+mod headers;
+mod ip;
+mod key;
+mod layer;
+mod limit;
+mod policy;
+mod rejection;
+mod respond;
+mod service;
+
+pub use error::BuildError;
+pub use future::ResponseFuture;
+pub use headers::{
+    RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING, X_RATELIMIT_RESET,
+};
+pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};
+pub use key::{
+    key_fn, ClientIp, ForwardedHeaders, Global, HeaderKey, KeyBuf, KeyError, KeyErrorKind,
+    KeyExtractor, KeyFn, Or,
+};
+pub use layer::{OnBackendError, RateLimitBuilder, RateLimitLayer};
+pub use limit::{Cost, RequestLimit};
+pub use policy::{in_process_backend, key_extractor};
+pub use rejection::Rejection;
+pub use respond::{PlainText, ProblemJson, Responder};
+pub use service::RateLimitService;

@@ -1,1 +1,0 @@
-//! Waiting instead of refusing (feature `tokio`). Under construction.
