@@ -364,3 +364,30 @@ fn a_quota_the_algorithm_cannot_run_changes_nothing() {
     assert_eq!(limiter.quota(), Quota::per_second(10));
     assert_eq!(limiter.peek(&1).remaining(), 5);
 }
+
+/// Through enum dispatch, a keyed table and a direct limiter carry a state over alike.
+#[test]
+fn enum_dispatched_limiters_change_quota_keyed_and_direct_alike() {
+    use sluicegate::dynamic::{AnyKeyedLimiter, AnyLimiter};
+    use sluicegate::policy::AlgorithmKind;
+    let (q1, q2) = (Quota::per_second(8), Quota::per_second(3).with_burst(5));
+    for kind in AlgorithmKind::ALL {
+        let clock = ManualClock::new();
+        let keyed = AnyKeyedLimiter::<u64, _>::with_clock(q1, kind, clock.clone()).unwrap();
+        let direct = AnyLimiter::with_clock(q1, kind, clock.clone()).unwrap();
+        for _ in 0..6 {
+            assert_eq!(
+                harness::summary(&keyed.check(&1)),
+                harness::summary(&direct.check())
+            );
+        }
+        clock.advance(Duration::from_millis(100));
+        keyed.set_quota(q2).unwrap();
+        direct.set_quota(q2).unwrap();
+        assert_eq!((keyed.quota(), direct.quota()), (q2, q2));
+        for _ in 0..4 {
+            let (k, d) = (keyed.check(&1), direct.check());
+            assert_eq!(harness::summary(&k), harness::summary(&d), "{kind}");
+        }
+    }
+}

@@ -144,6 +144,11 @@ impl<C: Clock> AnyLimiter<C> {
         dispatch!(Direct, &self.0, limiter => limiter.clock())
     }
 
+    /// See [`Limiter::set_quota`].
+    pub fn set_quota(&self, quota: Quota) -> Result<(), QuotaError> {
+        dispatch!(Direct, &self.0, limiter => limiter.set_quota(quota))
+    }
+
     /// See [`Limiter::name`].
     pub fn name(&self) -> &str {
         dispatch!(Direct, &self.0, limiter => limiter.name())

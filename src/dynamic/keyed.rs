@@ -237,6 +237,11 @@ where
         dispatch!(Keyed, &self.0, limiter => limiter.allowed())
     }
 
+    /// See [`KeyedLimiter::set_quota`].
+    pub fn set_quota(&self, quota: Quota) -> Result<(), QuotaError> {
+        dispatch!(Keyed, &self.0, limiter => limiter.set_quota(quota))
+    }
+
     /// See [`KeyedLimiter::swept_keys`].
     pub fn swept_keys(&self) -> u64 {
         dispatch!(Keyed, &self.0, limiter => limiter.swept_keys())
