@@ -4,7 +4,9 @@
 //! Groups (function ids are parameterised by the thread count):
 //! - `threads/distinct_keys`: `KeyedLimiter<u64, Gcra, CoarseClock>` and governor's default
 //!   keyed limiter, each thread checking its own range of 1,024 keys (in the table before
-//!   timing starts);
+//!   timing starts). Two more rows show where the scaling goes: `gcra_peek` (the same table,
+//!   `peek` instead of `check`: nothing written) and `gcra_private` (each thread its own table
+//!   of its own keys: nothing shared);
 //! - `threads/shared_key`: the same limiters, every thread checking one key (one contended
 //!   state word);
 //! - `threads/direct`: one shared `Limiter<Gcra, CoarseClock>` and governor's default direct
@@ -62,46 +64,75 @@ type Direct = Limiter<Gcra, CoarseClock>;
 
 /// A limiter as the threads drive it: one check of `key` (ignored by direct limiters), of
 /// which only the boolean a caller needs goes through `black_box`.
+/// `thread` is the checking thread's index (only private tables use it).
 trait Check: Sync {
-    fn allowed(&self, key: &u64) -> bool;
+    fn allowed(&self, thread: usize, key: &u64) -> bool;
 
     /// The check that inserts a key before timing, leaving a state that stays for hours (so
     /// no growth of the table sweeps it).
-    fn prime(&self, key: &u64) -> bool {
-        self.allowed(key)
+    fn prime(&self, thread: usize, key: &u64) -> bool {
+        self.allowed(thread, key)
     }
 }
 
 impl Check for Keyed {
     #[inline]
-    fn allowed(&self, key: &u64) -> bool {
+    fn allowed(&self, _thread: usize, key: &u64) -> bool {
         black_box(self.check(key).is_allowed())
     }
 
-    fn prime(&self, key: &u64) -> bool {
+    fn prime(&self, _thread: usize, key: &u64) -> bool {
         // 2^20 emission intervals of 66 ms: 19 hours.
         self.check_n(key, 1 << 20)
             .is_ok_and(|decision| decision.is_allowed())
     }
 }
 
+/// The shared table read only: what the threads' reads alone cost.
+struct Peeking(Keyed);
+
+impl Check for Peeking {
+    #[inline]
+    fn allowed(&self, _thread: usize, key: &u64) -> bool {
+        black_box(self.0.peek(key).is_allowed())
+    }
+
+    fn prime(&self, thread: usize, key: &u64) -> bool {
+        self.0.prime(thread, key)
+    }
+}
+
+/// One table per thread: what the engine does with no line shared between threads.
+struct Private(Vec<Keyed>);
+
+impl Check for Private {
+    #[inline]
+    fn allowed(&self, thread: usize, key: &u64) -> bool {
+        Check::allowed(&self.0[thread], thread, key)
+    }
+
+    fn prime(&self, thread: usize, key: &u64) -> bool {
+        self.0[thread].prime(thread, key)
+    }
+}
+
 impl Check for DefaultKeyedRateLimiter<u64> {
     #[inline]
-    fn allowed(&self, key: &u64) -> bool {
+    fn allowed(&self, _thread: usize, key: &u64) -> bool {
         black_box(self.check_key(key).is_ok())
     }
 }
 
 impl Check for Direct {
     #[inline]
-    fn allowed(&self, _key: &u64) -> bool {
+    fn allowed(&self, _thread: usize, _key: &u64) -> bool {
         black_box(self.check().is_allowed())
     }
 }
 
 impl Check for DefaultDirectRateLimiter {
     #[inline]
-    fn allowed(&self, _key: &u64) -> bool {
+    fn allowed(&self, _thread: usize, _key: &u64) -> bool {
         black_box(self.check().is_ok())
     }
 }
@@ -133,9 +164,9 @@ fn bench<L: Check>(
 ) {
     let build = || {
         let limiter = make();
-        for range in &ranges[..threads] {
+        for (thread, range) in ranges[..threads].iter().enumerate() {
             for key in range {
-                assert!(limiter.prime(key), "{name}: priming was denied");
+                assert!(limiter.prime(thread, key), "{name}: priming was denied");
             }
         }
         limiter
@@ -165,14 +196,15 @@ fn run<L: Check>(limiter: &L, ranges: &[Vec<u64>], iters: u64) -> Duration {
     let spans: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
         let handles: Vec<_> = ranges
             .iter()
-            .map(|keys| {
+            .enumerate()
+            .map(|(thread, keys)| {
                 scope.spawn(move || {
                     assert_eq!(keys.len(), KEYS_PER_THREAD);
                     barrier.wait();
                     let start = Instant::now();
                     let mut allowed = 0u64;
                     for i in 0..iters as usize {
-                        allowed += limiter.allowed(&keys[i & (KEYS_PER_THREAD - 1)]) as u64;
+                        allowed += limiter.allowed(thread, &keys[i & (KEYS_PER_THREAD - 1)]) as u64;
                     }
                     let end = Instant::now();
                     assert_eq!(allowed, iters, "threads bench hit a denial");
@@ -212,6 +244,9 @@ fn threads(c: &mut Criterion) {
     let mut g = c.benchmark_group("threads/distinct_keys");
     for &threads in &counts {
         bench(&mut g, "gcra", threads, ours, &distinct);
+        bench(&mut g, "gcra_peek", threads, || Peeking(ours()), &distinct);
+        let private = || Private((0..threads).map(|_| ours()).collect());
+        bench(&mut g, "gcra_private", threads, private, &distinct);
         bench(&mut g, "governor", threads, governor, &distinct);
     }
     g.finish();
@@ -245,7 +280,7 @@ fn threads(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // 12 benchmarks at ~2.2 s each on a 2-core machine (30 on a 16-core one): 0.5-1.5 minutes.
+    // 16 benchmarks at ~2.2 s each on a 2-core machine (40 on a 16-core one): 0.5-1.5 minutes.
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_millis(1500))

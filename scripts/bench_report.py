@@ -4,6 +4,7 @@
     python3 scripts/bench_report.py                  # report the results already in target/criterion
     python3 scripts/bench_report.py --run            # run `cargo bench` first (every bench target)
     python3 scripts/bench_report.py --run -- --bench direct   # extra args after `--` go to cargo bench
+    python3 scripts/bench_report.py --redis --http   # also the Redis and HTTP suites (not criterion)
 
 Reads every `<criterion dir>/**/new/benchmark.json` (the real group and function names:
 criterion turns `/` into `_` in directory names) with the `estimates.json` beside it (times
@@ -16,6 +17,11 @@ full run. A parameterised benchmark (`gcra/4`) is compared with `governor` at th
 A bench that does several checks per iteration (say, a multi-thread `iter_custom` with one
 check per thread per iteration) declares it with `Throughput::Elements(n)`; times are then
 divided by `n`, so "ns per check" is wall time per check and "checks/s" the aggregate rate.
+
+The Redis bench (`cargo bench --features redis --bench redis`) and the HTTP bench
+(`scripts/http_bench.sh`) print Markdown tables of their own; `--redis` and `--http` run them and
+keep their output in `<target>/bench-report/`, and every report embeds the latest output found
+there under `## redis` and `## http`.
 
 Everything between `<!-- commentary:start -->` and `<!-- commentary:end -->` in the existing
 BENCHMARKS.md is hand-written and kept verbatim. Standard library only.
@@ -51,12 +57,15 @@ def main():
         status = subprocess.run(command, cwd=ROOT).returncode
         if status != 0:
             sys.exit(f"bench_report: `{' '.join(command)}` failed (exit {status}); report not written")
+    for suite in ("redis", "http"):
+        if getattr(args, suite):
+            run_markdown_suite(suite, args.extra_dir)
     results = read_results(args.criterion_dir)
     if not results:
         sys.exit(f"bench_report: no criterion results under {args.criterion_dir}; run with --run")
     output = args.output
     commentary = read_commentary(output)
-    write_atomically(output, render(results, commentary))
+    write_atomically(output, render(results, commentary, read_markdown_suites(args.extra_dir)))
     groups = len({r["group"] for r in results})
     print(f"bench_report: wrote {output} ({len(results)} benchmarks in {groups} groups)", file=sys.stderr)
 
@@ -76,11 +85,44 @@ def parse_args():
     parser.add_argument(
         "--criterion-dir", type=Path, default=target / "criterion", help="default: target/criterion"
     )
+    parser.add_argument("--redis", action="store_true", help="run the Redis bench (needs redis-server)")
+    parser.add_argument("--http", action="store_true", help="run the HTTP bench (needs wrk)")
+    parser.add_argument(
+        "--extra-dir", type=Path, default=target / "bench-report", help="default: target/bench-report"
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md", help="default: BENCHMARKS.md")
     args = parser.parse_args(argv)
     if cargo_args and not args.run:
         parser.error("arguments after `--` are for `cargo bench`, which only --run runs")
     return args, cargo_args
+
+
+# ---- The suites that print their own Markdown --------------------------------------------
+
+MARKDOWN_SUITES = {
+    "redis": ["cargo", "bench", "--features", "redis", "--bench", "redis"],
+    "http": ["bash", "scripts/http_bench.sh"],
+}
+
+
+def run_markdown_suite(suite, extra_dir):
+    command = MARKDOWN_SUITES[suite]
+    print("+", " ".join(command), file=sys.stderr, flush=True)
+    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench_report: `{' '.join(command)}` failed (exit {done.returncode}); report not written")
+    extra_dir.mkdir(parents=True, exist_ok=True)
+    write_atomically(extra_dir / f"{suite}.md", done.stdout)
+
+
+def read_markdown_suites(extra_dir):
+    """[(suite, markdown)] for each suite whose output was kept."""
+    found = []
+    for suite in MARKDOWN_SUITES:
+        path = extra_dir / f"{suite}.md"
+        if path.exists():
+            found.append((suite, path.read_text().strip()))
+    return found
 
 
 # ---- Reading criterion's results ----------------------------------------------------------
@@ -158,7 +200,7 @@ def rustc_version():
 # ---- Rendering ----------------------------------------------------------------------------
 
 
-def render(results, commentary):
+def render(results, commentary, markdown_suites):
     measured = datetime.datetime.fromtimestamp(max(r["measured"] for r in results), datetime.timezone.utc)
     lines = [
         "# Benchmarks",
@@ -184,6 +226,8 @@ def render(results, commentary):
         lines += ["", f"## {prefix}"]
         for group, rows in groups:
             lines += ["", f"### `{group}`", ""] + table(rows)
+    for suite, markdown in markdown_suites:
+        lines += ["", f"## {suite}", "", markdown]
     return "\n".join(lines) + "\n"
 
 

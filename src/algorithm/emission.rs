@@ -140,7 +140,7 @@ macro_rules! emission_algorithm {
                 0
             }
 
-            #[inline]
+            #[inline(always)]
             fn transition(
                 tat: u64,
                 now: u64,
@@ -179,7 +179,7 @@ macro_rules! emission_algorithm {
 pub(super) use emission_algorithm;
 
 /// The transition. `tat` is the state; returns the state to write, if any.
-#[inline]
+#[inline(always)]
 pub(super) fn transition(
     tat: u64,
     now: u64,

@@ -84,7 +84,7 @@ impl Packed for FixedWindow {
         0
     }
 
-    #[inline]
+    #[inline(always)]
     fn transition(
         state: u64,
         now: u64,
@@ -144,7 +144,7 @@ impl Packed for FixedWindow {
 
 /// The state's window and count as seen from window `now_index`: a later window starts at 0;
 /// an earlier one (a clock stepping back) counts as the state's own window.
-#[inline]
+#[inline(always)]
 fn current(state: u64, bits: u32, now_index: u64) -> (u64, u64) {
     let (index, count) = (state >> bits, state & ((1 << bits) - 1));
     if now_index > index {

@@ -118,7 +118,7 @@ impl View {
 
     /// `prev * (period - elapsed) + (curr + n - 1) * period < limit * period`, as
     /// `prev * (period - elapsed) < (limit - curr - n + 1) * period`: one multiply fewer.
-    #[inline]
+    #[inline(always)]
     fn admits(&self, n: u32, limit: u32, period: u64) -> bool {
         let Some(room) = u64::from(limit).checked_sub(self.curr + u64::from(n) - 1) else {
             return false;
@@ -154,7 +154,7 @@ impl Packed for SlidingWindow {
         0
     }
 
-    #[inline]
+    #[inline(always)]
     fn transition(
         state: u64,
         now: u64,

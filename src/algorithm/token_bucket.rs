@@ -124,7 +124,7 @@ impl TokenBucketParams {
     }
 
     /// Tokens available at unit `fv` for the stored `(stamp, tokens)`.
-    #[inline]
+    #[inline(always)]
     fn available(&self, stamp: u64, tokens: u64, fv: u64) -> u64 {
         let gained = fv.saturating_sub(stamp);
         if gained >= self.full - tokens {
@@ -151,7 +151,7 @@ impl Packed for TokenBucket {
         params.pack(0, params.full)
     }
 
-    #[inline]
+    #[inline(always)]
     fn transition(
         state: u64,
         now: u64,

@@ -32,7 +32,11 @@ static UPKEEP: OnceLock<Result<Duration, String>> = OnceLock::new();
 /// use sluicegate::clock::{Clock, CoarseClock};
 /// let clock = CoarseClock::default();
 /// let before = clock.now();
-/// std::thread::sleep(clock.interval() * 3);
+/// // The upkeep thread moves it within a few intervals; allow a loaded machine far longer.
+/// let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+/// while clock.now() == before && std::time::Instant::now() < deadline {
+///     std::thread::sleep(clock.interval());
+/// }
 /// assert!(clock.now() > before);
 /// ```
 #[derive(Debug, Clone)]

@@ -63,19 +63,27 @@ impl Clock for TscClock {
 mod tests {
     use super::*;
 
-    #[test]
-    fn agrees_with_quanta_and_the_os_clock() {
-        let clock = TscClock::new();
-        let epoch = epoch();
-        let (ours, theirs) = (clock.now(), epoch.elapsed_nanos());
-        // Read back to back: the two conversions agree to well under a microsecond.
-        assert!(ours.abs_diff(theirs) < 1_000_000, "{ours} vs {theirs}");
+    /// One comparison; a preemption between two reads can skew it on a loaded machine.
+    fn one_comparison(clock: &TscClock) -> Result<(), String> {
+        let (ours, theirs) = (clock.now(), epoch().elapsed_nanos());
+        // Read back to back: the two conversions agree to well under a millisecond.
+        if ours.abs_diff(theirs) >= 1_000_000 {
+            return Err(format!("{ours} vs {theirs}"));
+        }
         let start = (std::time::Instant::now(), clock.now());
         std::thread::sleep(std::time::Duration::from_millis(50));
         let (wall, tsc) = (start.0.elapsed().as_nanos() as u64, clock.now() - start.1);
-        assert!(
-            tsc.abs_diff(wall) < wall / 20,
-            "TSC {tsc} ns vs OS {wall} ns over a sleep"
-        );
+        if tsc.abs_diff(wall) >= wall / 20 {
+            return Err(format!("TSC {tsc} ns vs OS {wall} ns over a sleep"));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn agrees_with_quanta_and_the_os_clock() {
+        let clock = TscClock::new();
+        // A wrong conversion fails every attempt; scheduling noise fails one at most rarely.
+        let failures: Vec<String> = (0..5).map_while(|_| one_comparison(&clock).err()).collect();
+        assert!(failures.len() < 5, "{failures:?}");
     }
 }

@@ -91,7 +91,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let guard = self.domain.pin();
-        self.check_hashed(self.hasher.hash_one(key), key, now, cost, mode, &guard)
+        self.check_hashed(self.hasher.hash_one(key), key, (now, cost, mode), &guard)
     }
 
     /// [`check`](Self::check) of a key whose hash is known, pinned by `guard`; counted.
@@ -100,11 +100,28 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         &self,
         hash: u64,
         key: &Q,
-        now: u64,
-        cost: u32,
-        mode: Mode,
+        request: (u64, u32, Mode),
         guard: &Guard<'_>,
     ) -> Decision
+    where
+        K: Borrow<Q> + Hash + Clone,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.check_hashed_then(hash, key, request, guard, |decision| decision)
+    }
+
+    /// [`check_hashed`](Self::check_hashed), handing the decision to `then` on each path
+    /// separately: the fast path's decision then goes straight where `then` puts it (a
+    /// batch's output), instead of through a stack copy where the two paths join.
+    #[inline(always)]
+    fn check_hashed_then<Q, R>(
+        &self,
+        hash: u64,
+        key: &Q,
+        (now, cost, mode): (u64, u32, Mode),
+        guard: &Guard<'_>,
+        then: impl FnOnce(Decision) -> R,
+    ) -> R
     where
         K: Borrow<Q> + Hash + Clone,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -112,21 +129,21 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         let (shard, local) = self.locate(hash);
         let array = shard.current(guard);
         let found = array.find(local, key);
+        let counted = |decision: Decision| {
+            if mode != Mode::Peek {
+                guard.count(decision.is_allowed());
+            }
+            then(decision)
+        };
         // The common case, inlined, its swap dropped at once; the rest out of line. (Going
         // through `reserve` instead makes the compiler keep the whole decision and swap in
         // memory, at the join with the slow path's result.)
-        let decision = match found {
-            Lookup::Found(slot) => Self::decide_in(array, slot, now, cost, mode).map(|(d, _)| d),
-            _ => None,
-        };
-        let decision = match decision {
-            Some(decision) => decision,
-            None => self.check_slow(shard, local, key, (now, cost, mode), (array, found), guard),
-        };
-        if mode != Mode::Peek {
-            guard.count(decision.is_allowed());
+        if let Lookup::Found(slot) = found {
+            if let Some((decision, _)) = Self::decide_in(array, slot, now, cost, mode) {
+                return counted(decision);
+            }
         }
-        decision
+        counted(self.check_slow(shard, local, key, (now, cost, mode), (array, found), guard))
     }
 
     /// The rest of [`check`](Self::check), out of line.
@@ -229,14 +246,21 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         for (hash, key) in hashes.iter_mut().zip(keys) {
             *hash = self.prefetch(key.borrow(), &guard);
         }
-        for (i, key) in keys.iter().enumerate() {
+        // Written in place: through `push`, each decision was built on the stack and copied.
+        let start = out.len();
+        for ((i, key), place) in keys.iter().enumerate().zip(out.spare_capacity_mut()) {
             let ring = &mut hashes[i % LOOKAHEAD];
             let hash = *ring;
             if let Some(ahead) = keys.get(i + LOOKAHEAD) {
                 *ring = self.prefetch(ahead.borrow(), &guard);
             }
-            out.push(self.check_hashed(hash, key.borrow(), now, 1, mode, &guard));
+            self.check_hashed_then(hash, key.borrow(), (now, 1, mode), &guard, |decision| {
+                place.write(decision);
+            });
         }
+        // SAFETY: `reserve` made room for every key, and each of those places was written
+        // above (`Decision` needs no drop, so a panic in between leaked nothing).
+        unsafe { out.set_len(start + keys.len()) };
     }
 
     /// The hash of `key`, after bringing its home slot toward the cache: a check of it a few
@@ -288,24 +312,31 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             };
             let found = loop {
                 match lookup {
-                    Lookup::Found(slot) => break Some(slot),
-                    Lookup::Absent(_) => break None,
+                    Lookup::Found(slot) => break Ok(slot),
+                    Lookup::Absent(at) => break Err(at.map(|at| (array, at))),
                     // SAFETY: pinned; a moved slot's array always has a successor.
                     Lookup::Moved => match unsafe { array.next() } {
                         Some(next) => {
                             array = next;
                             lookup = array.find(local, key);
                         }
-                        None => break None,
+                        None => break Err(None),
                     },
                 }
             };
             let (array, slot) = match found {
-                Some(slot) => (array, slot),
-                None if cost == 0 || mode == Mode::Peek => {
+                Ok(slot) => (array, slot),
+                Err(_) if cost == 0 || mode == Mode::Peek => {
                     return (A::keyed_fresh_decision(array.params(), now, cost), None);
                 }
-                None => match shard.insert(&self.context(), local, key, (now, cost, mode), guard) {
+                Err(missed) => match shard.insert(
+                    &self.context(),
+                    local,
+                    key,
+                    (now, cost, mode),
+                    missed,
+                    guard,
+                ) {
                     Insert::Existing(array, slot) => (array, slot),
                     Insert::New(slot, decision, swap) => {
                         return (decision, swap.map(|swap| (&slot.word, swap)));

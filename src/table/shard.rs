@@ -26,6 +26,7 @@ use crate::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
+use std::ptr;
 
 /// Arrays start at least this large (tiny under loom, so that models reach a migration).
 pub(super) const MIN_CAPACITY: usize = if cfg!(loom) { 2 } else { 8 };
@@ -143,13 +144,16 @@ impl<K, A: Engine> Shard<K, A> {
     }
 
     /// Inserts `key` with its first request of `cost` already decided (in `mode`), unless
-    /// another thread just inserted it or the shard is full.
+    /// another thread just inserted it or the shard is full. `missed` is where the caller's
+    /// lookup (pinned by `guard` since) ended at an empty slot: in that array, the search
+    /// under the lock resumes there instead of probing again from the home slot.
     pub(super) fn insert<'g, Q, S>(
         &self,
         ctx: &Context<'_, S>,
         hash: u64,
         key: &Q,
         (now, cost, mode): (u64, u32, Mode),
+        missed: Option<(&'g Array<K, A::Params>, usize)>,
         guard: &'g Guard<'_>,
     ) -> Insert<'g, K, A::Params>
     where
@@ -160,7 +164,13 @@ impl<K, A: Engine> Shard<K, A> {
         let mut inner = lock(&self.inner);
         // Migrations finish under this lock, so the current array has no moved slots.
         let mut array = self.current(guard);
-        let mut empty = match array.find(hash, key) {
+        // Pinned, so a retired array's address is not reused: the same address is the same
+        // array.
+        let lookup = match missed {
+            Some((seen, at)) if ptr::eq(seen, array) => array.find_from(at, key),
+            _ => array.find(hash, key),
+        };
+        let mut empty = match lookup {
             Lookup::Found(slot) => return Insert::Existing(array, slot),
             Lookup::Absent(empty) => empty,
             Lookup::Moved => unreachable!("the current array has no moved slots under the lock"),
