@@ -12,6 +12,7 @@
 //!   earlier than when some quota returns, as the draft requires.
 
 use crate::quota::Quota;
+use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -135,9 +136,13 @@ pub(crate) fn ratelimit_value(prefix: &str, report: &Report) -> Option<HeaderVal
     out.push(b";t=");
     let at = super::ip::decimal(report.reset, &mut digits);
     out.push(&digits[at..]);
-    // `prefix` is a checked name, so this is always a valid value (and never longer than the
-    // buffer, which is sized for the longest name escaped).
-    HeaderValue::from_bytes(out.as_bytes()).ok()
+    // `prefix` is a checked name (printable ASCII) and the rest digits and punctuation, and
+    // the buffer holds the longest name escaped: always a valid value, so the per-byte
+    // validation (a third of this function's cost) is skipped.
+    let text = out.as_bytes();
+    debug_assert!(text.iter().all(|b| (b' '..=b'~').contains(b)));
+    // SAFETY: printable ASCII, hence valid UTF-8, as `from_maybe_shared_unchecked` requires.
+    Some(unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::copy_from_slice(text)) })
 }
 
 /// The headers one response gets, computed when the request is decided.

@@ -95,6 +95,18 @@ impl KeyBuf {
         }
     }
 
+    /// Appends `text` if it is ASCII (what the address extractors write): checking that is
+    /// cheaper than validating UTF-8. Other bytes are dropped, which never happens in this
+    /// crate's callers.
+    #[inline]
+    pub(crate) fn push_ascii(&mut self, text: &[u8]) {
+        debug_assert!(text.is_ascii());
+        if text.is_ascii() {
+            // SAFETY: ASCII is valid UTF-8.
+            self.push_str(unsafe { std::str::from_utf8_unchecked(text) });
+        }
+    }
+
     /// Appends one character.
     pub fn push(&mut self, c: char) {
         self.push_str(c.encode_utf8(&mut [0; 4]));
