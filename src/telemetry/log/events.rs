@@ -12,7 +12,8 @@ pub(crate) const TARGET: &str = "sluicegate";
 /// `debug`: a request was denied, for `key` (`None` for a direct limiter, which has none).
 /// Not throttled: debug is opted into, and then every denial is what one asked to see.
 #[cold]
-pub(crate) fn denied<Q: Hash + ?Sized>(limiter: &str, key: Option<&Q>, decision: &Decision) {
+#[inline(never)]
+pub(crate) fn denied<Q: Hash + ?Sized>(limiter: &str, key: Option<&Q>, decision: Decision) {
     tracing::debug!(
         target: TARGET,
         limiter,
