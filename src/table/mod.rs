@@ -91,14 +91,16 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let guard = self.domain.pin();
-        self.check_hashed(self.hasher.hash_one(key), key, (now, cost, mode), &guard)
+        let place = self.locate(self.hasher.hash_one(key));
+        self.check_located(place, key, (now, cost, mode), &guard)
     }
 
-    /// [`check`](Self::check) of a key whose hash is known, pinned by `guard`; counted.
+    /// [`check`](Self::check) of a key already located (its shard and the hash bits that
+    /// place it there), pinned by `guard`; counted.
     #[inline(always)]
-    fn check_hashed<Q>(
+    fn check_located<Q>(
         &self,
-        hash: u64,
+        place: (&Shard<K, A>, u64),
         key: &Q,
         request: (u64, u32, Mode),
         guard: &Guard<'_>,
@@ -107,16 +109,16 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         K: Borrow<Q> + Hash + Clone,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.check_hashed_then(hash, key, request, guard, |decision| decision)
+        self.check_located_then(place, key, request, guard, |decision| decision)
     }
 
-    /// [`check_hashed`](Self::check_hashed), handing the decision to `then` on each path
+    /// [`check_located`](Self::check_located), handing the decision to `then` on each path
     /// separately: the fast path's decision then goes straight where `then` puts it (a
     /// batch's output), instead of through a stack copy where the two paths join.
     #[inline(always)]
-    fn check_hashed_then<Q, R>(
+    fn check_located_then<Q, R>(
         &self,
-        hash: u64,
+        (shard, local): (&Shard<K, A>, u64),
         key: &Q,
         (now, cost, mode): (u64, u32, Mode),
         guard: &Guard<'_>,
@@ -126,7 +128,6 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         K: Borrow<Q> + Hash + Clone,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let (shard, local) = self.locate(hash);
         let array = shard.current(guard);
         let found = array.find(local, key);
         let counted = |decision: Decision| {
@@ -242,19 +243,20 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     {
         out.reserve(keys.len());
         let guard = self.domain.pin();
-        let mut hashes = [0u64; LOOKAHEAD];
-        for (hash, key) in hashes.iter_mut().zip(keys) {
-            *hash = self.prefetch(key.borrow(), &guard);
+        // The keys located and prefetched, LOOKAHEAD ahead (placeholders past the end).
+        let mut ahead: [(&Shard<K, A>, u64); LOOKAHEAD] = [(&self.shards[0], 0); LOOKAHEAD];
+        for (place, key) in ahead.iter_mut().zip(keys) {
+            *place = self.prefetch(key.borrow(), &guard);
         }
         // Written in place: through `push`, each decision was built on the stack and copied.
         let start = out.len();
         for ((i, key), place) in keys.iter().enumerate().zip(out.spare_capacity_mut()) {
-            let ring = &mut hashes[i % LOOKAHEAD];
-            let hash = *ring;
-            if let Some(ahead) = keys.get(i + LOOKAHEAD) {
-                *ring = self.prefetch(ahead.borrow(), &guard);
+            let ring = &mut ahead[i % LOOKAHEAD];
+            let located = *ring;
+            if let Some(later) = keys.get(i + LOOKAHEAD) {
+                *ring = self.prefetch(later.borrow(), &guard);
             }
-            self.check_hashed_then(hash, key.borrow(), (now, 1, mode), &guard, |decision| {
+            self.check_located_then(located, key.borrow(), (now, 1, mode), &guard, |decision| {
                 place.write(decision);
             });
         }
@@ -263,14 +265,18 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         unsafe { out.set_len(start + keys.len()) };
     }
 
-    /// The hash of `key`, after bringing its home slot toward the cache: a check of it a few
-    /// keys later finds the line there.
+    /// Where `key` lives (as [`locate`](Self::locate)), after bringing its home slot toward
+    /// the cache: a check of it a few keys later finds the line there. The array is not kept:
+    /// by then it may have been replaced.
     #[inline(always)]
-    pub(crate) fn prefetch<Q: Hash + ?Sized>(&self, key: &Q, guard: &Guard<'_>) -> u64 {
-        let hash = self.hasher.hash_one(key);
-        let (shard, local) = self.locate(hash);
+    pub(crate) fn prefetch<Q: Hash + ?Sized>(
+        &self,
+        key: &Q,
+        guard: &Guard<'_>,
+    ) -> (&Shard<K, A>, u64) {
+        let (shard, local) = self.locate(self.hasher.hash_one(key));
         shard.current(guard).prefetch(local);
-        hash
+        (shard, local)
     }
 
     /// The shard of `hash` (by its top bits) and the hash bits that place a key there.
