@@ -269,7 +269,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     /// the cache: a check of it a few keys later finds the line there. The array is not kept:
     /// by then it may have been replaced.
     #[inline(always)]
-    pub(crate) fn prefetch<Q: Hash + ?Sized>(
+    fn prefetch<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         guard: &Guard<'_>,
