@@ -269,11 +269,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     /// the cache: a check of it a few keys later finds the line there. The array is not kept:
     /// by then it may have been replaced.
     #[inline(always)]
-    fn prefetch<Q: Hash + ?Sized>(
-        &self,
-        key: &Q,
-        guard: &Guard<'_>,
-    ) -> (&Shard<K, A>, u64) {
+    fn prefetch<Q: Hash + ?Sized>(&self, key: &Q, guard: &Guard<'_>) -> (&Shard<K, A>, u64) {
         let (shard, local) = self.locate(self.hasher.hash_one(key));
         shard.current(guard).prefetch(local);
         (shard, local)
