@@ -1,6 +1,7 @@
 //! The Redis part of DESIGN.md §2, which code outside this repository compiles against:
 //! the names, the default clock type, `Send + Sync + 'static` limiters with `Send` futures,
 //! `RedisError: std::error::Error`, and every key starting with the prefix.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

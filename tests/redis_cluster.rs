@@ -1,6 +1,7 @@
 //! A local three-master Redis Cluster: keys spread over every node decide exactly as on one
 //! server; a composite on one key's slot is one script, and across slots it reserves and
 //! undoes, all-or-nothing either way.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

@@ -1,5 +1,6 @@
 //! Composites on one Redis (one script, all-or-nothing), the seam (`Backend`: reserve and
 //! undo), and capacity errors before any round trip.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

@@ -1,6 +1,7 @@
 //! Many tasks, two connections, two limiters standing for two servers, one Redis: with time
 //! frozen, exactly the quota is admitted, for every algorithm; and on Redis's own clock, a
 //! quota whose refill is far slower than the test admits exactly its burst too.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

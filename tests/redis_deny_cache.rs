@@ -1,5 +1,6 @@
 //! The local deny cache: exact (on the limiter's clock, the numbers Redis would give), aware
 //! of cost, never used by hits, and saving nearly every round trip of a denied flood.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

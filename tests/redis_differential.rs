@@ -9,6 +9,7 @@
 //! The token bucket on Redis is exact (tokens in units that refill whole per microsecond),
 //! so it is compared exactly too. One run goes through the deny cache as well: its local
 //! answers must be Redis's, exactly.
+#![cfg(feature = "redis")]
 
 mod harness;
 #[path = "support/redis_server.rs"]

@@ -1,6 +1,7 @@
 //! Faults: Redis killed under load and restarted on the same port, Redis hanging, a lazy
 //! limiter built while Redis is down, `SCRIPT FLUSH` mid-run, keys holding something else,
 //! and idle keys expiring by themselves.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

@@ -1,5 +1,6 @@
 //! Without a client clock, every decision is made on Redis's `TIME`: waiting out the
 //! `retry_after` it reports is what admits again, and windows align to Redis's wall clock.
+#![cfg(feature = "redis")]
 
 #[path = "support/redis_server.rs"]
 mod redis_server;

@@ -12,10 +12,6 @@
 //! | `warn` | `key table full: a new key was denied` | `limiter`, `key` (hash), `suppressed` |
 //! | `warn` | `backend error` | `limiter`, `error`, `suppressed` |
 
-// The limiters call these from their cold branches once the core's hooks land; until then
-// only the tests do.
-#![cfg_attr(not(test), allow(dead_code))]
-
 #[cfg(feature = "tracing")]
 mod events;
 #[cfg(all(test, feature = "tracing"))]
