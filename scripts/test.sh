@@ -22,3 +22,9 @@ LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
 RUSTFLAGS="--cfg loom" \
 CARGO_TARGET_DIR=target/loom \
     cargo test -p loom-tests --release
+
+# The telemetry models need the tracing and metrics features, kept out of the runs above.
+LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
+RUSTFLAGS="--cfg loom" \
+CARGO_TARGET_DIR=target/loom \
+    cargo test -p loom-tests --release --features telemetry --test telemetry

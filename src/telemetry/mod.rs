@@ -42,6 +42,10 @@
 
 mod key_hash;
 mod log;
+/// For `loom-tests` only: the throttle's model checks it directly.
+#[cfg(all(loom, feature = "tracing"))]
+#[doc(hidden)]
+pub use log::{Throttle, INTERVAL_NANOS};
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod names;

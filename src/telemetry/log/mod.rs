@@ -26,7 +26,10 @@ use std::hash::Hash;
 #[cfg(feature = "tracing")]
 pub(crate) use events::{backend_error, denied, table_full};
 #[cfg(feature = "tracing")]
-pub(crate) use throttle::Throttle;
+#[cfg_attr(not(loom), allow(unreachable_pub))]
+pub use throttle::Throttle;
+#[cfg(all(loom, feature = "tracing"))]
+pub use throttle::INTERVAL_NANOS;
 
 /// What a limiter needs to log: its name and one throttle per warning kind. Zero-sized, and
 /// every method empty, without the `tracing` feature.

@@ -1,24 +1,30 @@
 //! [`Throttle`]: at most one warning per interval, counting the ones it holds back.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use crate::sync::{AtomicU64, Ordering::Relaxed};
 
 /// How often a throttled event may be emitted.
-pub(crate) const INTERVAL_NANOS: u64 = 1_000_000_000;
+// `pub` for the loom model's export only (`telemetry::Throttle` under `--cfg loom`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
+pub const INTERVAL_NANOS: u64 = 1_000_000_000;
 
 /// Lets one event through per [`INTERVAL_NANOS`] and counts the others, so the next event
 /// can say how many were suppressed. Lock-free: a load and, once per interval, a CAS; a
 /// suppressed event costs one `fetch_add` (warnings are the cold path; the checks that do not
-/// warn never touch it).
-#[derive(Debug, Default)]
-pub(crate) struct Throttle {
+/// warn never touch it). Model-checked with loom (`loom-tests/tests/telemetry.rs`), which
+/// reaches it as `telemetry::Throttle` (exported only under `--cfg loom`).
+#[derive(Debug)]
+#[cfg_attr(not(loom), allow(unreachable_pub))]
+pub struct Throttle {
     /// The earliest time (on the caller's clock) the next event may go out.
     next: AtomicU64,
     /// Events held back since the last one that went out.
     suppressed: AtomicU64,
 }
 
+#[cfg_attr(not(loom), allow(unreachable_pub))]
 impl Throttle {
-    pub(crate) const fn new() -> Throttle {
+    /// A throttle that lets the first event through.
+    pub fn new() -> Throttle {
         Throttle {
             next: AtomicU64::new(0),
             suppressed: AtomicU64::new(0),
@@ -28,7 +34,7 @@ impl Throttle {
     /// `Some(events suppressed since the last one)` when an event at `now` (nanoseconds on
     /// the limiter's clock) may go out; `None`, counting it, when it must not. Of several
     /// threads at once, exactly one wins the interval.
-    pub(crate) fn admit(&self, now: u64) -> Option<u64> {
+    pub fn admit(&self, now: u64) -> Option<u64> {
         let next = self.next.load(Relaxed);
         if now >= next
             && self
@@ -43,7 +49,13 @@ impl Throttle {
     }
 }
 
-#[cfg(test)]
+impl Default for Throttle {
+    fn default() -> Throttle {
+        Throttle::new()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
