@@ -2,7 +2,7 @@
 
 use super::error::BuildError;
 use super::headers::{self, check_name, push_sf_string, Report, Stamp};
-use super::key::KeyError;
+use super::key::KeyBuf;
 use super::limit::RequestLimit;
 use super::rejection::Rejection;
 use super::respond::{PlainText, Responder};
@@ -308,34 +308,34 @@ impl Shared {
         response
     }
 
-    pub(crate) fn key_rejected<B: From<Bytes>>(
-        &self,
-        limit: usize,
-        error: &KeyError,
-    ) -> Response<B> {
-        let rejection = Rejection::Key {
-            limit: &self.limits[limit].name,
-            error,
-        };
-        self.reject(&rejection, self.stamp(None, None))
-    }
-
-    /// The `413` for a cost above `limit`'s capacity, if it is.
+    /// Limit `limit`'s key and cost for `request`, or the response refusing it: a `400`
+    /// when the key is missing, a `413` for a cost above what the limit can ever admit.
     #[inline]
-    pub(crate) fn too_costly<B: From<Bytes>>(
+    pub(crate) fn key_and_cost<B: From<Bytes>>(
         &self,
         limit: usize,
-        cost: u32,
-    ) -> Option<Response<B>> {
-        let capacity = self.limits[limit].backend.max_cost();
-        (cost > capacity).then(|| {
+        request: &Parts,
+    ) -> Result<(KeyBuf, u32), Response<B>> {
+        let spec = &self.limits[limit];
+        let mut key = KeyBuf::new();
+        if let Err(error) = spec.key.extract(request, &mut key) {
+            let rejection = Rejection::Key {
+                limit: &spec.name,
+                error: &error,
+            };
+            return Err(self.reject(&rejection, self.stamp(None, None)));
+        }
+        let cost = spec.cost.of(request);
+        let capacity = spec.backend.max_cost();
+        if cost > capacity {
             let rejection = Rejection::TooCostly {
-                limit: &self.limits[limit].name,
+                limit: &spec.name,
                 cost,
                 capacity,
             };
-            self.reject(&rejection, self.stamp(None, None))
-        })
+            return Err(self.reject(&rejection, self.stamp(None, None)));
+        }
+        Ok((key, cost))
     }
 
     pub(crate) fn denied<B: From<Bytes>>(&self, report: &Report, violated: u64) -> Response<B> {

@@ -70,14 +70,10 @@ where
         }
         if let [limit] = &shared.limits[..] {
             // One limit, the common case: nothing allocated on the way.
-            let mut key = KeyBuf::new();
-            if let Err(error) = limit.key.extract(&parts, &mut key) {
-                return ResponseFuture::ready(shared.key_rejected(0, &error));
-            }
-            let cost = limit.cost.of(&parts);
-            if let Some(response) = shared.too_costly(0, cost) {
-                return ResponseFuture::ready(response);
-            }
+            let (key, cost) = match shared.key_and_cost(0, &parts) {
+                Ok(found) => found,
+                Err(response) => return ResponseFuture::ready(response),
+            };
             let on_error = shared.on_backend_error;
             let decided = match limit.backend.decide(key.as_str(), cost, Op::Check).now() {
                 Ok(result) => Some(decide::single(result, on_error)),
@@ -104,15 +100,11 @@ where
             keys: Vec::with_capacity(count),
             costs: Vec::with_capacity(count),
         };
-        for (i, limit) in shared.limits.iter().enumerate() {
-            let mut key = KeyBuf::new();
-            if let Err(error) = limit.key.extract(&parts, &mut key) {
-                return ResponseFuture::ready(shared.key_rejected(i, &error));
-            }
-            let cost = limit.cost.of(&parts);
-            if let Some(response) = shared.too_costly(i, cost) {
-                return ResponseFuture::ready(response);
-            }
+        for i in 0..count {
+            let (key, cost) = match shared.key_and_cost(i, &parts) {
+                Ok(found) => found,
+                Err(response) => return ResponseFuture::ready(response),
+            };
             extracted.keys.push(key);
             extracted.costs.push(cost);
         }
