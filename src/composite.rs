@@ -14,15 +14,16 @@
 //! during those nanoseconds may have been judged with them consumed. Under that double race a
 //! composite errs toward denying, never toward admitting. Model-checked in `loom-tests/`.
 
-use crate::algorithm::engine::{Mode, Swap};
 use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::decision::{Decision, Details};
 use crate::error::CapacityError;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
-use crate::reclaim::Guard;
-use crate::sync::AtomicU64;
+use crate::rules::Op;
+use crate::state::engine::Swap;
+use crate::state::reclaim::Guard;
+use crate::state::sync::AtomicU64;
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -41,7 +42,7 @@ mod member {
         /// The largest cost this limit can admit.
         fn max_cost(&self) -> u32;
         /// Decides (consuming unless peeking), keeping what it needs to undo.
-        fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_>;
+        fn reserve(&self, cost: u32, mode: Op) -> Reservation<'_>;
         /// Undoes a reservation's consumption if nothing wrote since; false otherwise.
         fn undo(&self, reservation: &Reservation<'_>) -> bool;
         /// Counts the composite's final outcome, for limiters that count.
@@ -67,7 +68,7 @@ impl<A: Algorithm, C: Clock> Member for Limiter<A, C> {
         self.capacity()
     }
 
-    fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_> {
+    fn reserve(&self, cost: u32, mode: Op) -> Reservation<'_> {
         let (decision, swap) = Limiter::reserve(self, cost, mode);
         Reservation {
             decision,
@@ -123,7 +124,7 @@ where
         self.limiter.max_cost()
     }
 
-    fn reserve(&self, cost: u32, mode: Mode) -> Reservation<'_> {
+    fn reserve(&self, cost: u32, mode: Op) -> Reservation<'_> {
         let (table, now) = (self.limiter.table(), self.limiter.now());
         let guard = table.pin();
         let (decision, held) = table.reserve(self.key, now, cost, mode, &guard);
@@ -194,25 +195,25 @@ impl<'a> Composite<'a> {
 
     /// Decides one request.
     pub fn check(&self) -> Decision {
-        self.run(1, Mode::Consume)
+        self.run(1, Op::Check)
     }
 
     /// Decides a request of cost `n`; fails if `n` exceeds the smallest capacity among the
     /// limits.
     pub fn check_n(&self, n: u32) -> Result<Decision, CapacityError> {
         self.capacity_allows(n)?;
-        Ok(self.run(n, Mode::Consume))
+        Ok(self.run(n, Op::Check))
     }
 
     /// The decision [`check`](Self::check) would return now, consuming nothing.
     pub fn peek(&self) -> Decision {
-        self.run(1, Mode::Peek)
+        self.run(1, Op::Peek)
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
     pub fn peek_n(&self, n: u32) -> Result<Decision, CapacityError> {
         self.capacity_allows(n)?;
-        Ok(self.run(n, Mode::Peek))
+        Ok(self.run(n, Op::Peek))
     }
 
     /// The smallest capacity among the limits.
@@ -232,9 +233,9 @@ impl<'a> Composite<'a> {
         Ok(())
     }
 
-    fn run(&self, cost: u32, mode: Mode) -> Decision {
+    fn run(&self, cost: u32, mode: Op) -> Decision {
         let decision = self.decide(cost, mode);
-        if mode == Mode::Consume {
+        if mode == Op::Check {
             for limit in self.limits {
                 limit.count(decision.is_allowed());
             }
@@ -242,11 +243,11 @@ impl<'a> Composite<'a> {
         decision
     }
 
-    fn decide(&self, cost: u32, mode: Mode) -> Decision {
+    fn decide(&self, cost: u32, mode: Op) -> Decision {
         let mut summary = Summary::default();
-        let all_allow = mode == Mode::Peek
+        let all_allow = mode == Op::Peek
             || self.limits.iter().all(|limit| {
-                let peeked = limit.reserve(cost, Mode::Peek).decision;
+                let peeked = limit.reserve(cost, Op::Peek).decision;
                 summary.table_full |= peeked.is_table_full();
                 peeked.is_allowed()
             });
@@ -260,8 +261,8 @@ impl<'a> Composite<'a> {
             ..Summary::default()
         };
         for limit in self.limits {
-            let now = limit.reserve(0, Mode::Peek).decision;
-            let with_cost = limit.reserve(cost, Mode::Peek).decision;
+            let now = limit.reserve(0, Op::Peek).decision;
+            let with_cost = limit.reserve(cost, Op::Peek).decision;
             summary.add_remaining(&now);
             summary.add_times(&with_cost);
         }
@@ -271,7 +272,7 @@ impl<'a> Composite<'a> {
 
 /// Reserves `limits[0]` and then, recursively, the rest, keeping each reservation on the
 /// stack until the outcome is known; undoes this one if a later limit denies.
-fn reserve_from(limits: &[&dyn Limit], cost: u32, mode: Mode, summary: &mut Summary) -> bool {
+fn reserve_from(limits: &[&dyn Limit], cost: u32, mode: Op, summary: &mut Summary) -> bool {
     let Some((first, rest)) = limits.split_first() else {
         return true;
     };

@@ -117,19 +117,19 @@ impl EmissionParams {
     }
 }
 
-/// Implements [`Packed`](super::engine::Packed) (and so the engine) for an algorithm that is
+/// Implements [`Packed`](super::Packed) for an algorithm that is
 /// the emission transition plus its own way of explaining a decision.
 macro_rules! emission_algorithm {
     ($algorithm:ty, $name:literal, $explain:path) => {
-        impl $crate::algorithm::engine::Packed for $algorithm {
+        impl $crate::rules::Packed for $algorithm {
             const NAME: &'static str = $name;
-            type Params = $crate::algorithm::emission::EmissionParams;
+            type Params = $crate::rules::emission::EmissionParams;
 
             fn params(
                 quota: &$crate::quota::Quota,
                 _unix_offset: u64,
             ) -> Result<Self::Params, $crate::error::QuotaError> {
-                $crate::algorithm::emission::EmissionParams::new(quota, $name)
+                $crate::rules::emission::EmissionParams::new(quota, $name)
             }
 
             fn capacity(params: &Self::Params) -> u32 {
@@ -147,7 +147,7 @@ macro_rules! emission_algorithm {
                 cost: u32,
                 params: &Self::Params,
             ) -> (Option<u64>, $crate::decision::Decision) {
-                $crate::algorithm::emission::transition(tat, now, cost, params, $explain)
+                $crate::rules::emission::transition(tat, now, cost, params, $explain)
             }
 
             #[inline]
@@ -157,11 +157,11 @@ macro_rules! emission_algorithm {
                 cost: u32,
                 params: &Self::Params,
             ) -> (Option<u64>, $crate::decision::Decision) {
-                $crate::algorithm::emission::hit(tat, now, cost, params, $explain)
+                $crate::rules::emission::hit(tat, now, cost, params, $explain)
             }
 
             fn is_fresh(tat: u64, now: u64, params: &Self::Params) -> bool {
-                $crate::algorithm::emission::is_fresh(tat, now, params)
+                $crate::rules::emission::is_fresh(tat, now, params)
             }
 
             fn idle_after(params: &Self::Params) -> u64 {
@@ -169,11 +169,9 @@ macro_rules! emission_algorithm {
             }
 
             fn convert(tat: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64 {
-                $crate::algorithm::emission::convert(tat, now, from, to)
+                $crate::rules::emission::convert(tat, now, from, to)
             }
         }
-
-        $crate::algorithm::engine::packed_engine!($algorithm);
     };
 }
 pub(super) use emission_algorithm;

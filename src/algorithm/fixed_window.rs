@@ -28,8 +28,8 @@
 //! `(2^62 / period) < 2^(64 - c)`, i.e. the period may be as short as about
 //! `limit / 4` ns. Precision: exact integer arithmetic.
 
-use super::engine::{packed_engine, Packed};
 use super::window::{count_bits, Windows};
+use super::Packed;
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
 use crate::quota::Quota;
@@ -167,5 +167,3 @@ fn explain(d: &Decision) -> Details {
         wait: 0,
     }
 }
-
-packed_engine!(FixedWindow);

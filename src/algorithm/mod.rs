@@ -1,28 +1,15 @@
-//! The six algorithms, as pure transitions on packed state.
-//!
-//! Each type here is a marker chosen as the `A` parameter of a [`Limiter`](crate::Limiter) or a
-//! [`KeyedLimiter`](crate::KeyedLimiter).
-//! The algorithm itself is a pure function
-//! `(state, now, cost, params) -> (new state or none, Decision)`: no atomics, no clock, no
-//! allocation. One compare-and-swap loop applies it to an `AtomicU64`;
-//! [`SlidingLog`], whose state is a ring of timestamps, has its own small concurrent ring.
-//!
-//! Conventions shared by all six:
-//! - time is nanoseconds since the clock's epoch, clamped to `2^62 - 1` (146 years);
-//! - a reading earlier than the state's own time counts as the state's time, so a clock
-//!   stepping backwards never over-admits;
-//! - an admitted request stops counting exactly one `period` after it was admitted: windows
-//!   are half-open, `[t, t + period)`;
-//! - a quota an algorithm cannot run exactly within its 64 bits is refused when the limiter
-//!   is built, with a [`QuotaError::Unsupported`](crate::QuotaError::Unsupported) naming the
-//!   bound it hit.
+//! The six algorithms' pure rules: each a transition on packed state (the sliding log's, on a
+//! snapshot of its log), with no atomics, no clock, no allocation and nothing about where the
+//! state lives. Private: [`crate::algorithm`] is their public face, beside the
+//! [`Algorithm`](crate::algorithm::Algorithm) trait through which the state layer runs them.
 
 pub(crate) mod divide;
-mod emission;
-pub(crate) mod engine;
+pub(crate) mod emission;
 mod fixed_window;
 mod gcra;
 mod leaky_bucket;
+mod op;
+mod packed;
 mod scale;
 pub(crate) mod sliding_log;
 mod sliding_window;
@@ -36,23 +23,22 @@ pub use sliding_log::SlidingLog;
 pub use sliding_window::SlidingWindow;
 pub use token_bucket::TokenBucket;
 
-/// A rate-limiting algorithm: one of [`Gcra`], [`TokenBucket`], [`LeakyBucket`],
-/// [`FixedWindow`], [`SlidingWindow`] and [`SlidingLog`].
-///
-/// Sealed: the machinery behind it is private, so the set of algorithms can grow without
-/// breaking anyone.
-pub trait Algorithm: engine::Engine {}
-
-impl<A: engine::Engine> Algorithm for A {}
+pub use op::Op;
+pub(crate) use packed::{step, Packed};
 
 /// The latest time any algorithm represents: 2^62 - 1 ns, about 146 years after the clock's
 /// epoch. Later readings are treated as this instant (the limiter stops refilling, it never
 /// over-admits or wraps).
 pub(crate) const MAX_NANOS: u64 = (1 << 62) - 1;
 
-/// The largest packed state any algorithm produces: the keyed table stores states above a few
-/// marker values, so every parameter check keeps states at or below this.
-pub(crate) const MAX_STATE: u64 = u64::MAX - crate::table::word::OFFSET;
+/// Values a packed state never takes, at the top of the `u64` range: room for wherever the
+/// state is stored to keep a few marker values beside the states (the keyed table stores
+/// `state + HEADROOM`).
+pub(crate) const HEADROOM: u64 = 16;
+
+/// The largest packed state any algorithm produces: every parameter check keeps states at or
+/// below this.
+pub(crate) const MAX_STATE: u64 = u64::MAX - HEADROOM;
 
 /// Clamps a clock reading into the represented range.
 #[inline]

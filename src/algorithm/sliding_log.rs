@@ -7,8 +7,8 @@
 //!
 //! Layout: not one word. A ring of `limit` timestamps (one per admitted unit, `ts + 1`, 0 =
 //! never written) plus a head word `seq << 1 | writing`, where `seq` counts every unit ever
-//! admitted, so unit `j` lives in slot `j % limit`; see [`LogRing`](crate::log_ring::LogRing)
-//! for the concurrency. Timestamps are non-decreasing in `seq` (a reading earlier than the
+//! admitted, so unit `j` lives in slot `j % limit`; the state layer's `LogRing`
+//! does the concurrency. Timestamps are non-decreasing in `seq` (a reading earlier than the
 //! newest entry counts as the newest), so the decision reads one slot: the `n`-th oldest
 //! entry of the last `limit` must have expired. O(1) per check, O(limit) space;
 //! `remaining` costs a galloping search, O(log remaining) reads.
@@ -25,13 +25,9 @@
 //!
 //! Ranges: `limit` up to [`SlidingLog::MAX_LIMIT`] (a 128 MiB ring); exact for every period.
 
-use super::engine::{Engine, Mode, Stale, Swap, Sweep};
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
-use crate::log_ring::LogRing;
 use crate::quota::Quota;
-use crate::sync::{AtomicU64, Ordering};
-use crate::table::word;
 
 /// The exact sliding log: remembers the time of every admitted request of the last `period`.
 ///
@@ -63,12 +59,12 @@ pub struct SlidingLogParams {
     pub(crate) period: u64,
 }
 
-impl Engine for SlidingLog {
-    const NAME: &'static str = "SlidingLog";
-    type Params = SlidingLogParams;
-    type Cell = LogRing;
+impl SlidingLog {
+    /// The algorithm's name, for errors and `Debug`.
+    pub(crate) const NAME: &'static str = "SlidingLog";
 
-    fn params(quota: &Quota, _unix_offset: u64) -> Result<SlidingLogParams, QuotaError> {
+    /// Validates `quota`: the ring holds one timestamp per unit of the limit.
+    pub(crate) fn validate(quota: &Quota) -> Result<SlidingLogParams, QuotaError> {
         let limit = quota.limit();
         if limit > Self::MAX_LIMIT {
             return Err(QuotaError::Unsupported {
@@ -87,156 +83,13 @@ impl Engine for SlidingLog {
         })
     }
 
-    fn capacity(params: &SlidingLogParams) -> u32 {
-        params.limit
-    }
-
-    fn new_cell(params: &SlidingLogParams) -> LogRing {
-        LogRing::new(params.limit)
-    }
-
-    fn pending_cell(old: &LogRing, params: &SlidingLogParams) -> LogRing {
-        // Long enough for every entry the old ring holds.
-        let length = u32::try_from(old.len()).unwrap_or(u32::MAX);
-        LogRing::pending(length.max(params.limit))
-    }
-
-    #[inline]
-    fn check(
-        cell: &LogRing,
-        params: &SlidingLogParams,
-        now: u64,
-        cost: u32,
-        mode: Mode,
-    ) -> Result<(Decision, Option<Swap>), Stale> {
-        cell.check(params, now, cost, mode)
-    }
-
-    fn undo(cell: &LogRing, swap: Swap) -> bool {
-        cell.undo(swap)
-    }
-
-    fn reconfigure(
-        old: &LogRing,
-        new: &LogRing,
-        _from: &SlidingLogParams,
-        to: &SlidingLogParams,
-        now: u64,
-    ) {
-        let seq = old
-            .freeze()
-            .expect("only a reconfiguration freezes a direct limiter's ring, one at a time");
-        new.fill_from(old, seq, to, now);
-    }
-
-    fn keyed_insert(
-        params: &SlidingLogParams,
-        now: u64,
-        cost: u32,
-        mode: Mode,
-    ) -> (u64, Decision, Option<Swap>) {
-        let ring = LogRing::new(params.limit);
-        let (decision, swap) = match ring.check(params, now, cost, mode) {
-            Ok(outcome) => outcome,
-            Err(Stale) => unreachable!("a new ring is not retired"),
-        };
-        (Box::into_raw(Box::new(ring)) as u64, decision, swap)
-    }
-
-    fn keyed_fresh_decision(params: &SlidingLogParams, now: u64, cost: u32) -> Decision {
+    /// The decision for a log that holds nothing yet, writing nothing.
+    pub(crate) fn fresh_decision(params: &SlidingLogParams, now: u64, cost: u32) -> Decision {
         let empty = Snapshot {
             seq: 0,
             timestamp: |_| unreachable!("an empty log has no entries to read"),
         };
         decide(&empty, params, now, cost).2
-    }
-
-    #[inline]
-    fn keyed_check(
-        word: &AtomicU64,
-        params: &SlidingLogParams,
-        now: u64,
-        cost: u32,
-        mode: Mode,
-    ) -> Result<(Decision, Option<Swap>), Stale> {
-        let ring = word.load(Ordering::Acquire);
-        if !word::is_live(ring) {
-            return Err(Stale);
-        }
-        // SAFETY: a live word points to a ring that is freed only after a grace period
-        // following its sweep, and the table pins the caller for the whole check.
-        let outcome = unsafe { &*(ring as *const LogRing) }.check(params, now, cost, mode);
-        if outcome.is_err() {
-            // The ring is dead but its sweeper may not have tombstoned the word yet: help, so
-            // that no check ever waits on a descheduled sweeper. (Sweeps and migrations run
-            // under the shard lock, and a dead ring's word is tombstoned before that lock is
-            // released, so nothing else can be changing this word.)
-            let _ =
-                word.compare_exchange(ring, word::TOMBSTONE, Ordering::AcqRel, Ordering::Relaxed);
-        }
-        outcome
-    }
-
-    fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool {
-        let ring = word.load(Ordering::Acquire);
-        // SAFETY: as in `keyed_check`; the caller is still pinned from its check.
-        word::is_live(ring) && unsafe { &*(ring as *const LogRing) }.undo(swap)
-    }
-
-    fn keyed_migrate(
-        word: &AtomicU64,
-        convert: Option<(&SlidingLogParams, &SlidingLogParams, u64)>,
-        mut place: impl FnMut(u64),
-    ) -> Option<u64> {
-        let ring = word.load(Ordering::Acquire);
-        if !word::is_live(ring) {
-            return None;
-        }
-        let Some((_from, to, now)) = convert else {
-            // A growth: the ring moves as it is. Checks never change a live ring's word.
-            place(ring);
-            word.store(word::MOVED, Ordering::Release);
-            return None;
-        };
-        // SAFETY: as in `keyed_sweep`.
-        let old = unsafe { &*(ring as *const LogRing) };
-        let Some(seq) = old.freeze() else {
-            return None; // retired by a sweep: no state
-        };
-        let new = LogRing::carried_over(old, seq, to, now);
-        place(Box::into_raw(Box::new(new)) as u64);
-        // A check that met the frozen ring may have tombstoned the word already (it helps
-        // retired rings out); either way the key now lives on in the new array.
-        let _ = word.compare_exchange(ring, word::MOVED, Ordering::AcqRel, Ordering::Relaxed);
-        Some(ring)
-    }
-
-    fn keyed_sweep(word: &AtomicU64, params: &SlidingLogParams, now: u64) -> Sweep {
-        let ring = word.load(Ordering::Acquire);
-        if !word::is_live(ring) {
-            return Sweep::Kept;
-        }
-        // SAFETY: as in `keyed_check`; the sweeper holds the shard lock and is pinned.
-        if !unsafe { &*(ring as *const LogRing) }.try_retire(params, now) {
-            return Sweep::Kept;
-        }
-        // Only sweeps and migrations (both under the shard lock) and checks helping this very
-        // store change a log's word.
-        word.store(word::TOMBSTONE, Ordering::Release);
-        Sweep::Swept(Some(ring))
-    }
-
-    fn idle_after(params: &SlidingLogParams) -> u64 {
-        params.period
-    }
-
-    unsafe fn keyed_release(word: u64) {
-        // SAFETY: the caller guarantees `word` came from `keyed_insert` and is unused.
-        drop(unsafe { Box::from_raw(word as *mut LogRing) });
-    }
-
-    fn keyed_heap_bytes(params: &SlidingLogParams) -> usize {
-        std::mem::size_of::<LogRing>() + params.limit as usize * std::mem::size_of::<u64>()
     }
 }
 

@@ -36,8 +36,8 @@
 //! hour up to 2,097,151, per day up to 16,777,215. Larger quotas are refused at construction.
 //! Precision: exact.
 
-use super::engine::{packed_engine, Packed};
 use super::window::{count_bits, Windows};
+use super::Packed;
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
 use crate::quota::Quota;
@@ -288,5 +288,3 @@ fn retry_at(view: &View, windows: &Windows, n: u32, limit: u32) -> i128 {
     }
     start + 2 * period
 }
-
-packed_engine!(SlidingWindow);

@@ -34,8 +34,8 @@
 //! 670,000/hour, any `1/day`. Larger quotas are refused at construction; [`Gcra`](super::Gcra)
 //! makes the same decisions at 1 ns resolution for any quota.
 
-use super::engine::{packed_engine, Packed};
 use super::scale::Scale;
+use super::Packed;
 use super::{saturate_u64, MAX_STATE};
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
@@ -293,5 +293,3 @@ fn explain(d: &Decision) -> Details {
         wait: 0,
     }
 }
-
-packed_engine!(TokenBucket);

@@ -30,43 +30,22 @@ mod all_of;
 mod call;
 mod error;
 
+pub use crate::rules::Op;
 pub use all_of::{all_of, all_of_each, Member, MemberError};
 pub use call::Call;
 pub use error::{BackendError, BackendErrorKind};
 
-use crate::algorithm::engine::{Mode, Swap};
 use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
 use crate::quota::Quota;
+use crate::state::engine::Swap;
 use std::any::Any;
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
-
-/// What a [`Backend::decide`] call asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// Decide, consuming the cost when allowed (`check_n`). Fails with
-    /// [`BackendErrorKind::Capacity`] when the cost exceeds [`Backend::max_cost`].
-    Check,
-    /// The answer `Check` would give, consuming nothing (`peek_n`).
-    Peek,
-    /// Record the cost whatever the answer (`hit`); any cost is accepted.
-    Hit,
-}
-
-impl Op {
-    pub(crate) fn mode(self) -> Mode {
-        match self {
-            Op::Check => Mode::Consume,
-            Op::Peek => Mode::Peek,
-            Op::Hit => Mode::Hit,
-        }
-    }
-}
 
 /// A rate limit reachable through the seam: a quota per key `Q`, decided in process or
 /// remotely. Object safe: `&dyn Backend<str>` holds any of them.
@@ -196,9 +175,7 @@ where
 
     #[inline]
     fn decide<'a>(&'a self, key: &'a Q, cost: u32, op: Op) -> Call<'a> {
-        Call::ready(
-            fits(cost, self.max_cost(), op).map(|()| self.decide_mode(key, cost, op.mode())),
-        )
+        Call::ready(fits(cost, self.max_cost(), op).map(|()| self.decide_mode(key, cost, op)))
     }
 
     fn reserve<'a>(&'a self, key: &'a Q, cost: u32) -> Call<'a, Reservation> {
@@ -239,14 +216,12 @@ where
 
     #[inline]
     fn decide<'a>(&'a self, _key: &'a Q, cost: u32, op: Op) -> Call<'a> {
-        Call::ready(
-            fits(cost, self.capacity(), op).map(|()| Limiter::decide(self, cost, op.mode())),
-        )
+        Call::ready(fits(cost, self.capacity(), op).map(|()| Limiter::decide(self, cost, op)))
     }
 
     fn reserve<'a>(&'a self, _key: &'a Q, cost: u32) -> Call<'a, Reservation> {
         Call::ready(fits(cost, self.capacity(), Op::Check).map(|()| {
-            let (decision, swap) = Limiter::reserve(self, cost, Mode::Consume);
+            let (decision, swap) = Limiter::reserve(self, cost, Op::Check);
             Reservation {
                 decision,
                 receipt: swap.map_or_else(Receipt::none, Receipt::new),

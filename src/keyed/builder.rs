@@ -5,7 +5,7 @@ use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::table::Layout;
+use crate::state::table::Layout;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;

@@ -2,10 +2,7 @@
 
 mod format;
 mod parse;
-mod shared;
 mod units;
-
-pub(crate) use shared::SharedQuota;
 
 use crate::error::QuotaError;
 use std::time::Duration;

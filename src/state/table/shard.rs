@@ -19,10 +19,11 @@
 
 use super::array::{Array, Lookup, Slot};
 use super::word;
-use crate::algorithm::engine::{Engine, Mode, Swap, Sweep};
 use crate::decision::Decision;
-use crate::reclaim::{Domain, Guard};
-use crate::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
+use crate::rules::Op;
+use crate::state::engine::{Engine, Swap, Sweep};
+use crate::state::reclaim::{Domain, Guard};
+use crate::state::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
@@ -152,7 +153,7 @@ impl<K, A: Engine> Shard<K, A> {
         ctx: &Context<'_, S>,
         hash: u64,
         key: &Q,
-        (now, cost, mode): (u64, u32, Mode),
+        (now, cost, mode): (u64, u32, Op),
         missed: Option<(&'g Array<K, A::Params>, usize)>,
         guard: &'g Guard<'_>,
     ) -> Insert<'g, K, A::Params>
@@ -426,7 +427,7 @@ impl<K, P> Retired<K, P> {
             Retired::Array(array) => array.mark_freed(),
             // SAFETY: not yet released; under loom words are sliding-log rings.
             Retired::Word(word) => {
-                unsafe { &*(*word as *const crate::log_ring::LogRing) }.mark_freed()
+                unsafe { &*(*word as *const crate::state::log_ring::LogRing) }.mark_freed()
             }
         }
     }

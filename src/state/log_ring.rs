@@ -21,11 +21,12 @@
 //! slot of an in-progress write also sees the head that write set, and fails validation.
 //! Model-checked in `loom-tests/` (linearizability against the sequential log).
 
-use crate::algorithm::divide::Divisor;
-use crate::algorithm::engine::{Mode, Stale, Swap};
-use crate::algorithm::sliding_log::{decide, SlidingLogParams, Snapshot};
 use crate::decision::Decision;
-use crate::sync::{AtomicU64, Ordering, SpinWait};
+use crate::rules::divide::Divisor;
+use crate::rules::sliding_log::{decide, SlidingLogParams, Snapshot};
+use crate::rules::Op;
+use crate::state::engine::{Stale, Swap};
+use crate::state::sync::{AtomicU64, Ordering, SpinWait};
 
 const WRITING: u64 = 1;
 const DEAD: u64 = 2;
@@ -40,7 +41,7 @@ pub struct LogRing {
     length: Divisor,
     /// Under loom, reclamation marks a ring freed instead of freeing it (see `Array`).
     #[cfg(loom)]
-    freed: crate::sync::AtomicBool,
+    freed: crate::state::sync::AtomicBool,
 }
 
 impl LogRing {
@@ -51,7 +52,7 @@ impl LogRing {
             slots: (0..length).map(|_| AtomicU64::new(0)).collect(),
             length: Divisor::new(u64::from(length)).expect("a ring has at least one slot"),
             #[cfg(loom)]
-            freed: crate::sync::AtomicBool::new(false),
+            freed: crate::state::sync::AtomicBool::new(false),
         }
     }
 
@@ -96,13 +97,13 @@ impl LogRing {
         p: &SlidingLogParams,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
     ) -> Result<(Decision, Option<Swap>), Stale> {
         loop {
             let head = self.settled_head()?;
             let seq = head >> SEQ_SHIFT;
             let (allowed, at, decision) = decide(&self.snapshot(seq), p, now, cost);
-            let logs = cost > 0 && (mode == Mode::Hit || (allowed && mode == Mode::Consume));
+            let logs = cost > 0 && (mode == Op::Hit || (allowed && mode == Op::Check));
             if !logs {
                 if self.head.load(Ordering::Acquire) == head {
                     return Ok((decision, None));

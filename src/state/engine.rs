@@ -1,23 +1,23 @@
-//! The machinery behind [`Algorithm`](super::Algorithm): how a limiter runs an algorithm.
+//! [`Algorithm`] and the machinery behind it: how a limiter runs an algorithm's pure rule on
+//! state in memory (a CAS cell, a keyed table's word, the sliding log's ring).
 //!
-//! Public only inside this private module, which seals the public trait.
+//! [`Engine`] is public only inside this crate-private module, which seals the public trait.
 
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::sync::AtomicU64;
+use crate::rules::{FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket};
+use crate::state::sync::AtomicU64;
 use std::fmt;
 
-/// Whether a check consumes, only looks, or records unconditionally.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Consume the cost when allowed.
-    Consume,
-    /// Answer as `Consume` would, writing nothing.
-    Peek,
-    /// Record the cost whatever the answer (see [`Packed::hit`]).
-    Hit,
-}
+/// A rate-limiting algorithm: one of [`Gcra`], [`TokenBucket`], [`LeakyBucket`],
+/// [`FixedWindow`], [`SlidingWindow`] and [`SlidingLog`](crate::algorithm::SlidingLog).
+///
+/// Sealed: the machinery behind it is private, so the set of algorithms can grow without
+/// breaking anyone.
+pub trait Algorithm: Engine {}
+
+impl<A: Engine> Algorithm for A {}
 
 /// A keyed state that is no longer where the lookup found it (swept, or migrated to a larger
 /// array): look the key up again.
@@ -87,7 +87,7 @@ pub trait Engine: Send + Sync + Sized + 'static {
         params: &Self::Params,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
     ) -> Result<(Decision, Option<Swap>), Stale>;
     /// Reverts `swap` if the cell still holds what it wrote; false (changing nothing) if
     /// another check has written since.
@@ -112,7 +112,7 @@ pub trait Engine: Send + Sync + Sized + 'static {
         params: &Self::Params,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
     ) -> (u64, Decision, Option<Swap>);
     /// The decision for a key that has no state yet, as if it were fresh; writes nothing.
     fn keyed_fresh_decision(params: &Self::Params, now: u64, cost: u32) -> Decision;
@@ -122,7 +122,7 @@ pub trait Engine: Send + Sync + Sized + 'static {
         params: &Self::Params,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
     ) -> Result<(Decision, Option<Swap>), Stale>;
     /// [`undo`](Engine::undo) through a key's word.
     fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool;
@@ -154,86 +154,34 @@ pub trait Engine: Send + Sync + Sized + 'static {
     fn keyed_heap_bytes(params: &Self::Params) -> usize;
 }
 
-/// An algorithm whose whole state is one `u64`: a pure transition the CAS cell applies.
-pub trait Packed: Send + Sync + Sized + 'static {
-    /// See [`Engine::NAME`].
-    const NAME: &'static str;
-    /// See [`Engine::Params`].
-    type Params: Copy + fmt::Debug + Send + Sync;
-
-    /// See [`Engine::params`].
-    fn params(quota: &Quota, unix_offset: u64) -> Result<Self::Params, QuotaError>;
-    /// See [`Engine::capacity`].
-    fn capacity(params: &Self::Params) -> u32;
-    /// The packed fresh state.
-    fn fresh(params: &Self::Params) -> u64;
-    /// The decision on `state` for `cost` at `now`, and the state to write if it is allowed
-    /// and changes anything. Pure. Every state it returns is at most
-    /// [`MAX_STATE`](crate::algorithm::MAX_STATE).
-    fn transition(
-        state: u64,
-        now: u64,
-        cost: u32,
-        params: &Self::Params,
-    ) -> (Option<u64>, Decision);
-    /// Records a request of `cost` at `now` whatever the answer (a *hit*): the decision says
-    /// whether it was within the limit. Within the limit it is exactly
-    /// [`transition`](Packed::transition); beyond it the state goes into debt, as far as the
-    /// algorithm's header says (saturating, never wrapping), and the decision is the denial a
-    /// single request would get right after the hit. `None` when nothing changes (cost 0).
-    fn hit(state: u64, now: u64, cost: u32, params: &Self::Params) -> (Option<u64>, Decision);
-    /// True when `state` carries no information at `now`: it decides every future request
-    /// exactly as the fresh state would.
-    fn is_fresh(state: u64, now: u64, params: &Self::Params) -> bool;
-    /// See [`Engine::idle_after`].
-    fn idle_after(params: &Self::Params) -> u64;
-    /// `state` (under `from`) carried over to `to` at `now`, by the rule in the algorithm's
-    /// header: what the key has consumed stays consumed, rounded toward denial. Pure.
-    fn convert(state: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64;
-}
-
-/// The pure step a mode takes: [`Packed::hit`] for hits, [`Packed::transition`] otherwise.
-#[inline(always)]
-pub(crate) fn step<P: Packed>(
-    state: u64,
-    now: u64,
-    cost: u32,
-    params: &P::Params,
-    mode: Mode,
-) -> (Option<u64>, Decision) {
-    match mode {
-        Mode::Hit => P::hit(state, now, cost, params),
-        Mode::Consume | Mode::Peek => P::transition(state, now, cost, params),
-    }
-}
-
-/// Implements [`Engine`] for a [`Packed`] algorithm on a [`StateCell`](crate::cell::StateCell).
+/// Implements [`Engine`] for a [`Packed`](crate::rules::Packed) algorithm on a
+/// [`StateCell`](crate::state::cell::StateCell).
 macro_rules! packed_engine {
     ($algorithm:ty) => {
-        impl $crate::algorithm::engine::Engine for $algorithm {
-            const NAME: &'static str = <$algorithm as $crate::algorithm::engine::Packed>::NAME;
-            type Params = <$algorithm as $crate::algorithm::engine::Packed>::Params;
-            type Cell = $crate::cell::StateCell;
+        impl $crate::state::engine::Engine for $algorithm {
+            const NAME: &'static str = <$algorithm as $crate::rules::Packed>::NAME;
+            type Params = <$algorithm as $crate::rules::Packed>::Params;
+            type Cell = $crate::state::cell::StateCell;
 
             fn params(
                 quota: &$crate::quota::Quota,
                 unix_offset: u64,
             ) -> Result<Self::Params, $crate::error::QuotaError> {
-                <$algorithm as $crate::algorithm::engine::Packed>::params(quota, unix_offset)
+                <$algorithm as $crate::rules::Packed>::params(quota, unix_offset)
             }
 
             fn capacity(params: &Self::Params) -> u32 {
-                <$algorithm as $crate::algorithm::engine::Packed>::capacity(params)
+                <$algorithm as $crate::rules::Packed>::capacity(params)
             }
 
             fn new_cell(params: &Self::Params) -> Self::Cell {
-                $crate::cell::StateCell::new(
-                    <$algorithm as $crate::algorithm::engine::Packed>::fresh(params),
-                )
+                $crate::state::cell::StateCell::new(<$algorithm as $crate::rules::Packed>::fresh(
+                    params,
+                ))
             }
 
             fn pending_cell(_old: &Self::Cell, _params: &Self::Params) -> Self::Cell {
-                $crate::cell::StateCell::pending()
+                $crate::state::cell::StateCell::pending()
             }
 
             #[inline(always)]
@@ -242,18 +190,18 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::algorithm::engine::Mode,
+                mode: $crate::rules::Op,
             ) -> Result<
                 (
                     $crate::decision::Decision,
-                    Option<$crate::algorithm::engine::Swap>,
+                    Option<$crate::state::engine::Swap>,
                 ),
-                $crate::algorithm::engine::Stale,
+                $crate::state::engine::Stale,
             > {
                 cell.apply::<$algorithm>(params, now, cost, mode)
             }
 
-            fn undo(cell: &Self::Cell, swap: $crate::algorithm::engine::Swap) -> bool {
+            fn undo(cell: &Self::Cell, swap: $crate::state::engine::Swap) -> bool {
                 cell.undo(swap)
             }
 
@@ -271,20 +219,19 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::algorithm::engine::Mode,
+                mode: $crate::rules::Op,
             ) -> (
                 u64,
                 $crate::decision::Decision,
-                Option<$crate::algorithm::engine::Swap>,
+                Option<$crate::state::engine::Swap>,
             ) {
-                use $crate::table::word::OFFSET;
-                let fresh = <$algorithm as $crate::algorithm::engine::Packed>::fresh(params);
+                use $crate::state::table::word::OFFSET;
+                let fresh = <$algorithm as $crate::rules::Packed>::fresh(params);
                 let (next, decision) =
-                    $crate::algorithm::engine::step::<$algorithm>(fresh, now, cost, params, mode);
+                    $crate::rules::step::<$algorithm>(fresh, now, cost, params, mode);
                 match next {
                     Some(next) => {
-                        let swap =
-                            $crate::algorithm::engine::Swap::new(fresh + OFFSET, next + OFFSET);
+                        let swap = $crate::state::engine::Swap::new(fresh + OFFSET, next + OFFSET);
                         (next + OFFSET, decision, Some(swap))
                     }
                     None => (fresh + OFFSET, decision, None),
@@ -296,56 +243,53 @@ macro_rules! packed_engine {
                 now: u64,
                 cost: u32,
             ) -> $crate::decision::Decision {
-                let fresh = <$algorithm as $crate::algorithm::engine::Packed>::fresh(params);
-                <$algorithm as $crate::algorithm::engine::Packed>::transition(
-                    fresh, now, cost, params,
-                )
-                .1
+                let fresh = <$algorithm as $crate::rules::Packed>::fresh(params);
+                <$algorithm as $crate::rules::Packed>::transition(fresh, now, cost, params).1
             }
 
             #[inline(always)]
             fn keyed_check(
-                word: &$crate::sync::AtomicU64,
+                word: &$crate::state::sync::AtomicU64,
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::algorithm::engine::Mode,
+                mode: $crate::rules::Op,
             ) -> Result<
                 (
                     $crate::decision::Decision,
-                    Option<$crate::algorithm::engine::Swap>,
+                    Option<$crate::state::engine::Swap>,
                 ),
-                $crate::algorithm::engine::Stale,
+                $crate::state::engine::Stale,
             > {
-                $crate::cell::apply::<$algorithm>(word, params, now, cost, mode)
+                $crate::state::cell::apply::<$algorithm>(word, params, now, cost, mode)
             }
 
             fn keyed_undo(
-                word: &$crate::sync::AtomicU64,
-                swap: $crate::algorithm::engine::Swap,
+                word: &$crate::state::sync::AtomicU64,
+                swap: $crate::state::engine::Swap,
             ) -> bool {
-                $crate::cell::undo(word, swap)
+                $crate::state::cell::undo(word, swap)
             }
 
             fn keyed_migrate(
-                word: &$crate::sync::AtomicU64,
+                word: &$crate::state::sync::AtomicU64,
                 convert: Option<(&Self::Params, &Self::Params, u64)>,
                 place: impl FnMut(u64),
             ) -> Option<u64> {
-                $crate::cell::migrate::<$algorithm>(word, convert, place);
+                $crate::state::cell::migrate::<$algorithm>(word, convert, place);
                 None
             }
 
             fn keyed_sweep(
-                word: &$crate::sync::AtomicU64,
+                word: &$crate::state::sync::AtomicU64,
                 params: &Self::Params,
                 now: u64,
-            ) -> $crate::algorithm::engine::Sweep {
-                $crate::cell::sweep::<$algorithm>(word, params, now)
+            ) -> $crate::state::engine::Sweep {
+                $crate::state::cell::sweep::<$algorithm>(word, params, now)
             }
 
             fn idle_after(params: &Self::Params) -> u64 {
-                <$algorithm as $crate::algorithm::engine::Packed>::idle_after(params)
+                <$algorithm as $crate::rules::Packed>::idle_after(params)
             }
 
             unsafe fn keyed_release(_word: u64) {}
@@ -356,4 +300,9 @@ macro_rules! packed_engine {
         }
     };
 }
-pub(crate) use packed_engine;
+
+packed_engine!(Gcra);
+packed_engine!(LeakyBucket);
+packed_engine!(TokenBucket);
+packed_engine!(FixedWindow);
+packed_engine!(SlidingWindow);

@@ -12,10 +12,11 @@ mod shard;
 mod slots;
 pub(crate) mod word;
 
-use crate::algorithm::engine::{Engine, Mode, Stale, Swap};
 use crate::decision::Decision;
-use crate::reclaim::{Domain, Guard};
-use crate::sync::AtomicU64;
+use crate::rules::Op;
+use crate::state::engine::{Engine, Stale, Swap};
+use crate::state::reclaim::{Domain, Guard};
+use crate::state::sync::AtomicU64;
 use array::{Lookup, Slot};
 use crossbeam_utils::CachePadded;
 use shard::{capacity_for, ArrayOf, Context, Insert, Shard};
@@ -85,7 +86,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     /// Decides a request of `cost` for `key` at `now`; a key seen for the first time gets a
     /// fresh state (unless only peeking, or the cost is 0, which never needs one).
     #[inline(always)]
-    pub(crate) fn check<Q>(&self, key: &Q, now: u64, cost: u32, mode: Mode) -> Decision
+    pub(crate) fn check<Q>(&self, key: &Q, now: u64, cost: u32, mode: Op) -> Decision
     where
         K: Borrow<Q> + Hash + Clone,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -102,7 +103,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         &self,
         place: (&Shard<K, A>, u64),
         key: &Q,
-        request: (u64, u32, Mode),
+        request: (u64, u32, Op),
         guard: &Guard<'_>,
     ) -> Decision
     where
@@ -120,7 +121,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         &self,
         (shard, local): (&Shard<K, A>, u64),
         key: &Q,
-        (now, cost, mode): (u64, u32, Mode),
+        (now, cost, mode): (u64, u32, Op),
         guard: &Guard<'_>,
         then: impl FnOnce(Decision) -> R,
     ) -> R
@@ -131,7 +132,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         let array = shard.current(guard);
         let found = array.find(local, key);
         let counted = |decision: Decision| {
-            if mode != Mode::Peek {
+            if mode != Op::Peek {
                 guard.count(decision.is_allowed());
             }
             then(decision)
@@ -155,7 +156,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         shard: &Shard<K, A>,
         local: u64,
         key: &Q,
-        request: (u64, u32, Mode),
+        request: (u64, u32, Op),
         first: (&'g ArrayOf<K, A>, Lookup<'g, K>),
         guard: &'g Guard<'_>,
     ) -> Decision
@@ -178,7 +179,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         key: &Q,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
         guard: &'g Guard<'_>,
     ) -> Reserved<'g>
     where
@@ -207,10 +208,10 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         slot: &'g Slot<K>,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
     ) -> Option<Reserved<'g>> {
         let params = array.params();
-        if cost > A::capacity(params) && mode != Mode::Hit {
+        if cost > A::capacity(params) && mode != Op::Hit {
             return Self::beyond_capacity(&slot.word, params, now).map(|d| (d, None));
         }
         match A::keyed_check(&slot.word, params, now, cost, mode) {
@@ -228,14 +229,14 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     #[cold]
     #[inline(never)]
     fn beyond_capacity(word: &AtomicU64, params: &A::Params, now: u64) -> Option<Decision> {
-        let (standing, _) = A::keyed_check(word, params, now, 0, Mode::Peek).ok()?;
+        let (standing, _) = A::keyed_check(word, params, now, 0, Op::Peek).ok()?;
         Some(Decision::beyond_capacity(&standing))
     }
 
     /// Decides one request of cost 1 (or peeks) for each of `keys`, in order, at `now`, into
     /// `out`: each lookup is hashed and its home slot prefetched [`LOOKAHEAD`] keys before its
     /// turn, so the cache misses of a batch overlap instead of queueing.
-    pub(crate) fn check_many<Q, T>(&self, keys: &[T], now: u64, mode: Mode, out: &mut Vec<Decision>)
+    pub(crate) fn check_many<Q, T>(&self, keys: &[T], now: u64, mode: Op, out: &mut Vec<Decision>)
     where
         K: Borrow<Q> + Hash + Clone,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -295,7 +296,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         shard: &Shard<K, A>,
         local: u64,
         key: &Q,
-        (now, cost, mode): (u64, u32, Mode),
+        (now, cost, mode): (u64, u32, Op),
         first: (&'g ArrayOf<K, A>, Lookup<'g, K>),
         guard: &'g Guard<'_>,
     ) -> Reserved<'g>
@@ -328,7 +329,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             };
             let (array, slot) = match found {
                 Ok(slot) => (array, slot),
-                Err(_) if cost == 0 || mode == Mode::Peek => {
+                Err(_) if cost == 0 || mode == Op::Peek => {
                     return (A::keyed_fresh_decision(array.params(), now, cost), None);
                 }
                 Err(missed) => match shard.insert(

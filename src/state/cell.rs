@@ -1,10 +1,11 @@
 //! The one CAS loop that applies any packed algorithm to an `AtomicU64`.
 
-use crate::algorithm::engine::{step, Mode, Packed, Stale, Swap, Sweep};
 use crate::decision::Decision;
-use crate::sync::SpinWait;
-use crate::sync::{AtomicU64, Ordering};
-use crate::table::word::{self, MOVED, OFFSET, PENDING};
+use crate::rules::{step, Op, Packed};
+use crate::state::engine::{Stale, Swap, Sweep};
+use crate::state::sync::SpinWait;
+use crate::state::sync::{AtomicU64, Ordering};
+use crate::state::table::word::{self, MOVED, OFFSET, PENDING};
 
 /// Applies `P`'s transition (or, for a hit, [`Packed::hit`]) to the state held in `word` as
 /// `state + OFFSET`: load, compute, `compare_exchange_weak`, and on failure recompute from the
@@ -13,7 +14,7 @@ use crate::table::word::{self, MOVED, OFFSET, PENDING};
 /// between cores.
 ///
 /// Direct cells and keyed tables both store the state above a few markers (see
-/// [`word`](crate::table::word)), and get [`Stale`] when the word turns out to be one: the
+/// [`word`](crate::state::table::word)), and get [`Stale`] when the word turns out to be one: the
 /// key was swept or migrated, or the cell was frozen by a reconfiguration.
 ///
 /// Linearizable: every returned decision is the transition of the state as it was at one
@@ -25,7 +26,7 @@ pub(crate) fn apply<P: Packed>(
     params: &P::Params,
     now: u64,
     cost: u32,
-    mode: Mode,
+    mode: Op,
 ) -> Result<(Decision, Option<Swap>), Stale> {
     let mut current = word.load(Ordering::Acquire);
     loop {
@@ -34,7 +35,7 @@ pub(crate) fn apply<P: Packed>(
         }
         let (next, decision) = step::<P>(current - OFFSET, now, cost, params, mode);
         let next = match (next, mode) {
-            (Some(next), Mode::Consume | Mode::Hit) => next + OFFSET,
+            (Some(next), Op::Check | Op::Hit) => next + OFFSET,
             _ => return Ok((decision, None)),
         };
         match word.compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Acquire) {
@@ -74,7 +75,7 @@ pub(crate) fn sweep<P: Packed>(word: &AtomicU64, params: &P::Params, now: u64) -
     }
 }
 
-/// Moves a keyed word (see [`Engine::keyed_migrate`](crate::algorithm::engine::Engine::keyed_migrate)):
+/// Moves a keyed word (see [`Engine::keyed_migrate`](crate::state::engine::Engine::keyed_migrate)):
 /// `place` the word as it is or converted, then CAS the old word to `MOVED`, placing again if
 /// a check changed it in between. Only checks race here, and they only ever replace a live
 /// word by another live word.
@@ -125,7 +126,7 @@ impl StateCell {
         params: &P::Params,
         now: u64,
         cost: u32,
-        mode: Mode,
+        mode: Op,
     ) -> Result<(Decision, Option<Swap>), Stale> {
         apply::<P>(&self.state, params, now, cost, mode)
     }

@@ -4,14 +4,17 @@ mod builder;
 
 pub use builder::KeyedBuilder;
 
-use crate::algorithm::engine::{Mode, Swap};
-use crate::algorithm::{clamp_time, Algorithm, Gcra};
+use crate::algorithm::{Algorithm, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
-use crate::quota::{Quota, SharedQuota};
-use crate::sync::{lock, AtomicU32, Mutex, Ordering};
-use crate::table::{Layout, Table};
+use crate::quota::Quota;
+use crate::rules::clamp_time;
+use crate::rules::Op;
+use crate::state::engine::Swap;
+use crate::state::shared_quota::SharedQuota;
+use crate::state::sync::{lock, AtomicU32, Mutex, Ordering};
+use crate::state::table::{Layout, Table};
 use crate::telemetry::LimiterLog;
 use std::borrow::Borrow;
 use std::fmt;
@@ -142,7 +145,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.decide_mode(key, 1, Mode::Consume)
+        self.decide_mode(key, 1, Op::Check)
     }
 
     /// Decides a request of cost `n` for `key`; see [`Limiter::check_n`](crate::Limiter::check_n).
@@ -153,7 +156,7 @@ where
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         self.fits(n)?;
-        Ok(self.decide_mode(key, n, Mode::Consume))
+        Ok(self.decide_mode(key, n, Op::Check))
     }
 
     /// The decision [`check`](Self::check) would return now, consuming nothing (and not
@@ -164,7 +167,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.decide_mode(key, 1, Mode::Peek)
+        self.decide_mode(key, 1, Op::Peek)
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
@@ -175,7 +178,7 @@ where
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         self.fits(n)?;
-        Ok(self.decide_mode(key, n, Mode::Peek))
+        Ok(self.decide_mode(key, n, Op::Peek))
     }
 
     /// Decides one request for each of `keys`, in order, exactly as calling
@@ -207,7 +210,7 @@ where
     {
         let mut decisions = Vec::new();
         self.table
-            .check_many(keys, self.now(), Mode::Consume, &mut decisions);
+            .check_many(keys, self.now(), Op::Check, &mut decisions);
         decisions
     }
 
@@ -220,7 +223,7 @@ where
     {
         let mut decisions = Vec::new();
         self.table
-            .check_many(keys, self.now(), Mode::Peek, &mut decisions);
+            .check_many(keys, self.now(), Op::Peek, &mut decisions);
         decisions
     }
 
@@ -232,7 +235,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.decide_mode(key, n, Mode::Hit)
+        self.decide_mode(key, n, Op::Hit)
     }
 
     /// Refuses a cost that could never be admitted.
@@ -258,14 +261,14 @@ where
     }
 
     #[inline(always)]
-    pub(crate) fn decide_mode<Q>(&self, key: &Q, cost: u32, mode: Mode) -> Decision
+    pub(crate) fn decide_mode<Q>(&self, key: &Q, cost: u32, mode: Op) -> Decision
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let now = clamp_time(self.clock.now());
         let decision = self.table.check(key, now, cost, mode);
-        if decision.is_denied() && mode != Mode::Peek {
+        if decision.is_denied() && mode != Op::Peek {
             self.log_denial(key, &decision, now);
         }
         decision
@@ -288,9 +291,7 @@ where
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let guard = self.table.pin();
-        let (decision, held) = self
-            .table
-            .reserve(key, self.now(), cost, Mode::Consume, &guard);
+        let (decision, held) = self.table.reserve(key, self.now(), cost, Op::Check, &guard);
         guard.count(decision.is_allowed());
         (decision, held.map(|(_, swap)| swap))
     }

@@ -10,7 +10,7 @@
 
 use super::slots::Slots;
 use super::word::{EMPTY, MOVED, TOMBSTONE};
-use crate::sync::{AtomicPtr, AtomicU64, Ordering, UnsafeCell};
+use crate::state::sync::{AtomicPtr, AtomicU64, Ordering, UnsafeCell};
 use std::borrow::Borrow;
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -67,7 +67,7 @@ pub(crate) struct Array<K, P> {
     /// Under loom, reclamation marks an array freed instead of freeing it, and every access
     /// asserts it is not: a model in which a reader touches reclaimed memory fails.
     #[cfg(loom)]
-    freed: crate::sync::AtomicBool,
+    freed: crate::state::sync::AtomicBool,
 }
 
 impl<K, P> Array<K, P> {
@@ -79,7 +79,7 @@ impl<K, P> Array<K, P> {
             params,
             generation,
             #[cfg(loom)]
-            freed: crate::sync::AtomicBool::new(false),
+            freed: crate::state::sync::AtomicBool::new(false),
         }
     }
 

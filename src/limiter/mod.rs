@@ -2,13 +2,16 @@
 
 mod generations;
 
-use crate::algorithm::engine::{Mode, Stale, Swap};
-use crate::algorithm::{clamp_time, Algorithm, Gcra};
+use crate::algorithm::{Algorithm, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
-use crate::quota::{Quota, SharedQuota};
-use crate::sync::{lock, AtomicPtr, AtomicU32, Mutex, Ordering, SpinWait};
+use crate::quota::Quota;
+use crate::rules::clamp_time;
+use crate::rules::Op;
+use crate::state::engine::{Stale, Swap};
+use crate::state::shared_quota::SharedQuota;
+use crate::state::sync::{lock, AtomicPtr, AtomicU32, Mutex, Ordering, SpinWait};
 use crate::telemetry::LimiterLog;
 use crossbeam_utils::CachePadded;
 use generations::{Generation, Generations};
@@ -51,7 +54,7 @@ pub struct Limiter<A: Algorithm = Gcra, C: Clock = TscClock> {
     log: LimiterLog,
     /// Allowed and denied checks, counted in per-thread records (feature `metrics`).
     #[cfg(feature = "metrics")]
-    counts: crate::reclaim::Domain,
+    counts: crate::state::reclaim::Domain,
 }
 
 /// # Building a limiter
@@ -78,7 +81,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
             name: "direct".into(),
             log: LimiterLog::new("direct"),
             #[cfg(feature = "metrics")]
-            counts: crate::reclaim::Domain::new(),
+            counts: crate::state::reclaim::Domain::new(),
         })
     }
 
@@ -103,7 +106,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Decides one request, consuming one unit when it is allowed. A denial changes nothing.
     #[inline(always)]
     pub fn check(&self) -> Decision {
-        self.decide(1, Mode::Consume)
+        self.decide(1, Op::Check)
     }
 
     /// Decides a request of cost `n` (bytes, tokens, rows), consuming `n` when allowed.
@@ -114,20 +117,20 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     #[inline(always)]
     pub fn check_n(&self, n: u32) -> Result<Decision, CapacityError> {
         self.fits(n)?;
-        Ok(self.decide(n, Mode::Consume))
+        Ok(self.decide(n, Op::Check))
     }
 
     /// The decision [`check`](Self::check) would return now, consuming nothing.
     #[inline(always)]
     pub fn peek(&self) -> Decision {
-        self.decide(1, Mode::Peek)
+        self.decide(1, Op::Peek)
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
     #[inline(always)]
     pub fn peek_n(&self, n: u32) -> Result<Decision, CapacityError> {
         self.fits(n)?;
-        Ok(self.decide(n, Mode::Peek))
+        Ok(self.decide(n, Op::Peek))
     }
 
     /// Records `n` units whatever the answer (a *hit*: a failed login counted after the fact,
@@ -155,7 +158,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// ```
     #[inline(always)]
     pub fn hit(&self, n: u32) -> Decision {
-        self.decide(n, Mode::Hit)
+        self.decide(n, Op::Hit)
     }
 
     /// Refuses a cost that could never be admitted.
@@ -170,9 +173,9 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
 
     /// Decides in `mode`, counting and logging the decision.
     #[inline(always)]
-    pub(crate) fn decide(&self, cost: u32, mode: Mode) -> Decision {
+    pub(crate) fn decide(&self, cost: u32, mode: Op) -> Decision {
         let decision = self.reserve(cost, mode).0;
-        if mode != Mode::Peek {
+        if mode != Op::Peek {
             self.count(decision.is_allowed());
             if decision.is_denied() {
                 self.log.denied_direct(&decision);
@@ -193,7 +196,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Inlined into every caller, so that the parts of the decision a caller never reads are
     /// never computed.
     #[inline(always)]
-    pub(crate) fn reserve(&self, cost: u32, mode: Mode) -> (Decision, Option<Swap>) {
+    pub(crate) fn reserve(&self, cost: u32, mode: Op) -> (Decision, Option<Swap>) {
         let now = clamp_time(self.clock.now());
         match A::check(&self.cell, &self.params, now, cost, mode) {
             Ok(outcome) => outcome,
@@ -204,7 +207,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// [`reserve`](Self::reserve) once the quota has been changed: in the latest generation.
     #[cold]
     #[inline(never)]
-    fn reserve_later(&self, now: u64, cost: u32, mode: Mode) -> (Decision, Option<Swap>) {
+    fn reserve_later(&self, now: u64, cost: u32, mode: Op) -> (Decision, Option<Swap>) {
         // SAFETY: generation 0 is frozen only after `later` is published, and `later` lives
         // until the limiter drops.
         let later = unsafe { &*self.later.load(Ordering::Acquire) };
@@ -214,10 +217,10 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
             let generation = later
                 .latest(&guard)
                 .expect("published before generation 0 was frozen");
-            if cost > generation.capacity && mode != Mode::Hit {
+            if cost > generation.capacity && mode != Op::Hit {
                 // `check_n` measured the cost against the capacity before a reconfiguration
                 // lowered it: such a request can never be admitted any more.
-                let standing = A::check(&generation.cell, &generation.params, now, 0, Mode::Peek);
+                let standing = A::check(&generation.cell, &generation.params, now, 0, Op::Peek);
                 return match standing {
                     Ok((standing, _)) => (Decision::beyond_capacity(&standing), None),
                     Err(Stale) => {

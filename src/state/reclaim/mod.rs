@@ -17,7 +17,9 @@
 pub(crate) mod barrier;
 mod thread_index;
 
-use crate::sync::{fence, thread_local, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::state::sync::{
+    fence, thread_local, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::ptr;

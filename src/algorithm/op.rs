@@ -1,0 +1,25 @@
+//! [`Op`]: what one step of a limit is asked to do.
+
+/// What a decision is asked for: the one operation kind every backend, composite and script
+/// shares (a Redis script receives its [`code`](Op::code)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Decide, consuming the cost when allowed (`check_n`). A cost above the limit's capacity
+    /// is refused with a [`CapacityError`](crate::CapacityError): no wait can admit it.
+    Check,
+    /// The answer `Check` would give, consuming nothing (`peek_n`).
+    Peek,
+    /// Record the cost whatever the answer (`hit`); any cost is accepted.
+    Hit,
+}
+
+impl Op {
+    /// The one-letter code the Lua scripts take: `c`, `p` or `h`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Op::Check => "c",
+            Op::Peek => "p",
+            Op::Hit => "h",
+        }
+    }
+}
