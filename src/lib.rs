@@ -85,7 +85,6 @@ pub mod algorithm {
 }
 pub mod backend;
 pub mod clock;
-mod composite;
 #[cfg(feature = "serde")]
 pub mod config;
 mod decision;
@@ -105,7 +104,7 @@ pub mod tiers;
 #[cfg(feature = "tokio")]
 pub mod wait;
 
-pub use composite::{Composite, Keyed, Limit};
+pub use backend::{Composite, Keyed, Limit};
 pub use decision::{Decision, Numbers};
 pub use error::{CapacityError, QuotaError};
 pub use keyed::{KeyedBuilder, KeyedLimiter};

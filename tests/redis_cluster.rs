@@ -11,8 +11,9 @@ use sluicegate::algorithm::{
     FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::Op;
+use sluicegate::backend::{all_of, Member};
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{all_of, RedisAlgorithm, RedisLimiter, RedisMember, RedisTime};
+use sluicegate::redis::{RedisAlgorithm, RedisLimiter, RedisTime};
 use sluicegate::Quota;
 use std::time::Duration;
 
@@ -107,10 +108,7 @@ async fn composites_are_one_script_in_one_slot_and_reserve_undo_across_slots() {
     );
 
     // One slot: per-user and per-user-daily on "u1", decided by one script.
-    let same_slot = [
-        RedisMember::new(&per_user, "u1"),
-        RedisMember::new(&daily, "u1"),
-    ];
+    let same_slot = [Member::new(&per_user, "u1"), Member::new(&daily, "u1")];
     let calls = (per_user.stats().calls, daily.stats().calls);
     for _ in 0..4 {
         assert!(all_of(&same_slot, 1, Op::Check).await.unwrap().is_allowed());
@@ -127,8 +125,8 @@ async fn composites_are_one_script_in_one_slot_and_reserve_undo_across_slots() {
 
     // Two slots: per-user "u2" and the global key, through peek, reserve and undo.
     let across = [
-        RedisMember::new(&per_user, "u2"),
-        RedisMember::new(&global, "everyone"),
+        Member::new(&per_user, "u2"),
+        Member::new(&global, "everyone"),
     ];
     assert!(all_of(&across, 2, Op::Check).await.unwrap().is_allowed());
     let denied = all_of(&across, 1, Op::Check).await.unwrap();

@@ -1,60 +1,27 @@
-//! [`all_of`] and [`all_of_each`]: one request against several limits on any backends,
-//! all-or-nothing.
+//! The one all-or-nothing protocol: a request against several limits, on any backends, allowed
+//! only if every limit allows it, and then consumed on every one; a denial consumes nothing.
+//! [`Composite`](crate::Composite), [`all_of`] and [`all_of_each`] (and through them the HTTP
+//! layer and the service) are thin uses of it.
+//!
+//! 1. A cost no wait can admit (above a member's capacity) is refused before anything runs.
+//! 2. One member: its own check is already all-or-nothing.
+//! 3. Every member in one store that decides groups ([`Joint`]): one step there.
+//! 4. Otherwise member by member: every member is peeked, so a denial writes nothing
+//!    anywhere; then each is reserved in order, and if one changed since its peek and now
+//!    denies, the earlier ones are undone, exactly unless something else was recorded on them
+//!    in between (then those units stay consumed: a race errs toward denying, never toward
+//!    admitting). An error from any member undoes the reservations made before it.
 
-use super::{Backend, BackendError, Op, Receipt};
-use crate::composite::Summary;
+use super::summary::Summary;
+use super::{BackendError, Joint, Member, Part, Receipt};
 use crate::decision::Decision;
 use crate::error::CapacityError;
+use crate::rules::Op;
+use smallvec::SmallVec;
 use std::fmt;
 
-/// One limit of [`all_of`]: a backend, the key to decide there, and optionally a cost of its
-/// own (otherwise the call's).
-pub struct Member<'a, Q: ?Sized> {
-    backend: &'a dyn Backend<Q>,
-    key: &'a Q,
-    cost: Option<u32>,
-}
-
-impl<'a, Q: ?Sized> Member<'a, Q> {
-    /// `key`'s limit on `backend`.
-    pub fn new(backend: &'a dyn Backend<Q>, key: &'a Q) -> Self {
-        Member {
-            backend,
-            key,
-            cost: None,
-        }
-    }
-
-    /// This member weighs the request at `cost` whatever the call's cost (a request of 3 KiB
-    /// for a bytes limit beside a cost of 1 for a requests limit).
-    pub fn with_cost(self, cost: u32) -> Self {
-        Member {
-            cost: Some(cost),
-            ..self
-        }
-    }
-
-    fn cost(&self, default: u32) -> u32 {
-        self.cost.unwrap_or(default)
-    }
-}
-
-impl<Q: ?Sized> Clone for Member<'_, Q> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<Q: ?Sized> Copy for Member<'_, Q> {}
-
-impl<Q: ?Sized> fmt::Debug for Member<'_, Q> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Member")
-            .field("quota", &self.backend.quota())
-            .field("cost", &self.cost)
-            .finish_non_exhaustive()
-    }
-}
+/// Each member's decision, inline for the usual few members.
+pub(crate) type Found = SmallVec<[Decision; 4]>;
 
 /// A member of [`all_of_each`] failed: which one (its index), and why.
 #[derive(Debug)]
@@ -80,40 +47,23 @@ impl std::error::Error for MemberError {
 /// Decides one request of `cost` (each member's own, where it has one) against every
 /// member: allowed only if all allow, and then all consume (`Op::Check`); a denial consumes
 /// nothing. `Op::Peek` answers the same without consuming; `Op::Hit` records the cost on every
-/// member and is within the limit only if it is within every member's.
-///
-/// The rule is [`Composite`](crate::Composite)'s, over the seam: every member is peeked
-/// first, so a denial writes nothing anywhere; then the members are reserved in order, and if
-/// one changed since its peek and now denies, the earlier ones are
-/// [undone](Backend::undo), exactly unless something else was recorded on them in between
-/// (then those units stay consumed: a race errs toward denying, never toward admitting). An
-/// error from any member undoes the reservations made before it and is returned.
+/// member and is within the limit only if it is within every member's. The steps are the
+/// [protocol's](self).
 ///
 /// The decision reports the tightest `remaining` (and that member's `limit`), the longest
 /// `retry_after` (when every member admits the request again), `reset_after` and `wait`. With
-/// in-process members only, the returned future is complete when it is first polled.
-pub async fn all_of<Q: ?Sized>(
+/// in-process members only, the returned future is complete when it is first polled; with
+/// every member on one Redis node, it is one script.
+pub async fn all_of<Q: ?Sized + Sync>(
     members: &[Member<'_, Q>],
     cost: u32,
     op: Op,
 ) -> Result<Decision, BackendError> {
-    if let [only] = members {
-        return only.backend.decide(only.key, only.cost(cost), op).await;
-    }
-    let mut each = Vec::with_capacity(members.len());
-    let allowed = decide(members, cost, op, &mut each)
+    let mut found = Found::new();
+    let allowed = decide(members, member_part, cost, op, &mut found)
         .await
         .map_err(|failed| failed.error)?;
-    // A denial reports where each member stands now: the peeks that allowed counted their
-    // cost as consumed. An admission (a peek's, or a hit's) reports what is left after it.
-    let mut summary = Summary::default();
-    for (member, d) in members.iter().zip(&each) {
-        let unconsumed = !allowed && op != Op::Hit && d.is_allowed();
-        let back = if unconsumed { member.cost(cost) } else { 0 };
-        summary.add_remaining_value(d.remaining().saturating_add(back), d.limit());
-        summary.add_times(d);
-    }
-    Ok(summary.decision(allowed))
+    Ok(summarize(members, member_part, &found, cost, op, allowed))
 }
 
 /// [`all_of`], reporting each member's own decision rather than their summary: `decisions`
@@ -122,70 +72,142 @@ pub async fn all_of<Q: ?Sized>(
 /// each member's answer to the request as it stands (a peek, for members that allowed).
 /// Each member weighs the request at its own cost ([`Member::with_cost`]), 1 otherwise. A
 /// failure names the member, so a caller may decide the others again without it.
-pub async fn all_of_each<Q: ?Sized>(
+pub async fn all_of_each<Q: ?Sized + Sync>(
     members: &[Member<'_, Q>],
     op: Op,
     decisions: &mut Vec<Decision>,
 ) -> Result<bool, MemberError> {
     decisions.clear();
-    decide(members, 1, op, decisions).await
+    let mut found = Found::new();
+    let allowed = decide(members, member_part, 1, op, &mut found).await?;
+    decisions.extend(found);
+    Ok(allowed)
 }
 
-/// The protocol behind both: each member's decision into `found`, and whether all allow.
-async fn decide<Q: ?Sized>(
-    members: &[Member<'_, Q>],
+/// A member as the protocol sees it.
+fn member_part<'a, Q: ?Sized + Sync>(member: &'a Member<'_, Q>) -> &'a dyn Part {
+    member
+}
+
+/// The decision [`all_of`] reports from each member's in `found`: on a denial, a member that
+/// allowed counted its cost as consumed, which it was not, so that is added back.
+pub(crate) fn summarize<T>(
+    parts: &[T],
+    view: impl Fn(&T) -> &dyn Part,
+    found: &[Decision],
     cost: u32,
     op: Op,
-    found: &mut Vec<Decision>,
+    allowed: bool,
+) -> Decision {
+    if let ([_], [only]) = (parts, found) {
+        return *only;
+    }
+    let mut summary = Summary::default();
+    for (part, d) in parts.iter().zip(found) {
+        let back = if !allowed && op != Op::Hit && d.is_allowed() {
+            view(part).cost(cost)
+        } else {
+            0
+        };
+        summary.add_remaining_value(d.remaining().saturating_add(back), d.limit());
+        summary.add_times(d);
+    }
+    summary.decision(allowed)
+}
+
+/// The protocol: each part's decision into `found`, and whether all allow.
+pub(crate) async fn decide<T>(
+    parts: &[T],
+    view: impl Fn(&T) -> &dyn Part,
+    cost: u32,
+    op: Op,
+    found: &mut Found,
 ) -> Result<bool, MemberError> {
     let failed = |member: usize| move |error: BackendError| MemberError { member, error };
-    if op == Op::Check {
-        for (i, member) in members.iter().enumerate() {
-            let (cost, capacity) = (member.cost(cost), member.backend.max_cost());
-            if cost > capacity {
-                return Err(failed(i)(CapacityError::new(cost, capacity).into()));
-            }
+    found.clear();
+    if op != Op::Hit {
+        for (i, part) in parts.iter().map(&view).enumerate() {
+            CapacityError::check(part.cost(cost), part.max_cost(), op)
+                .map_err(|e| failed(i)(e.into()))?;
         }
     }
-    if let [only] = members {
-        // One member's own check is already all-or-nothing.
-        let call = only.backend.decide(only.key, only.cost(cost), op);
-        let decision = call.await.map_err(failed(0))?;
+    if let [only] = parts {
+        let only = view(only);
+        let decision = only.decide(only.cost(cost), op).await.map_err(failed(0))?;
         found.push(decision);
         return Ok(decision.is_allowed());
     }
+    if let Some(group) = decide_jointly(parts, &view, cost, op).await {
+        let decisions = group.map_err(failed(0))?;
+        found.extend(decisions);
+        let allowed = found.iter().all(Decision::is_allowed);
+        count(parts, &view, op, allowed);
+        return Ok(allowed);
+    }
     let probe = if op == Op::Hit { Op::Hit } else { Op::Peek };
-    for (i, member) in members.iter().enumerate() {
-        let call = member.backend.decide(member.key, member.cost(cost), probe);
-        found.push(call.await.map_err(failed(i))?);
+    for (i, part) in parts.iter().map(&view).enumerate() {
+        let decision = part.decide(part.cost(cost), probe).await;
+        found.push(decision.map_err(failed(i))?);
     }
     let allowed = found.iter().all(Decision::is_allowed);
     if op != Op::Check || !allowed {
+        count(parts, &view, op, allowed);
         return Ok(allowed);
     }
-    let mut receipts: Vec<Receipt> = Vec::with_capacity(members.len());
-    for (i, member) in members.iter().enumerate() {
-        let reserved = match member.backend.reserve(member.key, member.cost(cost)).await {
+    let mut receipts: SmallVec<[Receipt; 4]> = SmallVec::new();
+    for (i, part) in parts.iter().map(&view).enumerate() {
+        let reserved = match part.reserve(part.cost(cost)).await {
             Ok(reserved) => reserved,
             Err(error) => {
-                undo(members, receipts).await;
+                undo(parts, &view, receipts).await;
                 return Err(failed(i)(error));
             }
         };
         found[i] = reserved.decision;
         if reserved.decision.is_denied() {
-            undo(members, receipts).await;
+            undo(parts, &view, receipts).await;
+            count(parts, &view, op, false);
             return Ok(false);
         }
         receipts.push(reserved.receipt);
     }
+    count(parts, &view, op, true);
     Ok(true)
 }
 
-/// Undoes `receipts` (the first members' reservations), latest first.
-async fn undo<Q: ?Sized>(members: &[Member<'_, Q>], receipts: Vec<Receipt>) {
-    for (member, receipt) in members.iter().zip(receipts).rev() {
+/// Step 3: when every part is in one store that decides groups, that store's answer.
+async fn decide_jointly<T>(
+    parts: &[T],
+    view: &impl Fn(&T) -> &dyn Part,
+    cost: u32,
+    op: Op,
+) -> Option<Result<Vec<Decision>, BackendError>> {
+    let first = view(parts.first()?).joint()?;
+    let mut group: SmallVec<[(Joint<'_>, u32); 4]> = SmallVec::new();
+    for part in parts.iter().map(view) {
+        let joint = part.joint()?;
+        if joint.store.identity() != first.store.identity() {
+            return None;
+        }
+        group.push((joint, part.cost(cost)));
+    }
+    let call = first.store.decide_group(&group, op)?;
+    Some(call.await)
+}
+
+/// Counts a check's outcome on every part.
+fn count<T>(parts: &[T], view: &impl Fn(&T) -> &dyn Part, op: Op, allowed: bool) {
+    if op == Op::Check {
+        for part in parts.iter().map(view) {
+            part.count(allowed);
+        }
+    }
+}
+
+/// Undoes `receipts` (the first parts' reservations), latest first.
+async fn undo<T>(parts: &[T], view: &impl Fn(&T) -> &dyn Part, receipts: SmallVec<[Receipt; 4]>) {
+    for (part, receipt) in parts.iter().map(view).zip(receipts).rev() {
         // A failed undo leaves the units consumed: the documented direction of error.
-        let _ = member.backend.undo(member.key, receipt).await;
+        let _ = part.undo(receipt).await;
     }
 }

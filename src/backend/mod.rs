@@ -28,23 +28,30 @@
 
 mod all_of;
 mod call;
+mod composite;
 mod error;
+mod joint;
+mod part;
+mod receipt;
+mod summary;
 
 pub use crate::rules::Op;
-pub use all_of::{all_of, all_of_each, Member, MemberError};
+pub use all_of::{all_of, all_of_each, MemberError};
 pub use call::Call;
+pub use composite::{Composite, Keyed, Limit};
 pub use error::{BackendError, BackendErrorKind};
+pub use joint::{Joint, JointStore};
+pub use part::{Member, Part};
+pub use receipt::{Receipt, Reservation};
+
+pub(crate) use all_of::{decide as decide_parts, summarize, Found};
 
 use crate::algorithm::Algorithm;
 use crate::clock::Clock;
-use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
 use crate::quota::Quota;
-use crate::state::engine::Swap;
-use std::any::Any;
 use std::borrow::Borrow;
-use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 /// A rate limit reachable through the seam: a quota per key `Q`, decided in process or
@@ -90,6 +97,20 @@ pub trait Backend<Q: ?Sized>: Send + Sync {
         Call::ready(Ok(false))
     }
 
+    /// Where `key`'s limit can be decided together with other limits in one step (the seam's
+    /// batch hook: a Redis limiter names its node), if anywhere. `None` (the default) keeps
+    /// the backend out of group decisions.
+    fn joint<'a>(&'a self, key: &'a Q) -> Option<Joint<'a>> {
+        let _ = key;
+        None
+    }
+
+    /// Counts the outcome of an all-or-nothing check this limit took part in (for backends
+    /// that count their decisions; nothing by default).
+    fn count(&self, allowed: bool) {
+        let _ = allowed;
+    }
+
     /// `decide(key, 1, Op::Check)`.
     fn check<'a>(&'a self, key: &'a Q) -> Call<'a> {
         self.decide(key, 1, Op::Check)
@@ -106,51 +127,9 @@ pub trait Backend<Q: ?Sized>: Send + Sync {
     }
 }
 
-/// A consuming decision and what undoing it takes.
-#[derive(Debug)]
-pub struct Reservation {
-    /// The decision; only an allowed one consumed anything.
-    pub decision: Decision,
-    /// What [`Backend::undo`] needs.
-    pub receipt: Receipt,
-}
-
-/// What undoing a [`Reservation`] takes; opaque to everyone but the backend that made it.
-pub struct Receipt(Option<Box<dyn Any + Send + Sync>>);
-
-impl Receipt {
-    /// A receipt that undoes nothing.
-    pub fn none() -> Receipt {
-        Receipt(None)
-    }
-
-    /// A receipt carrying a backend's own undo data.
-    pub fn new(data: impl Any + Send + Sync) -> Receipt {
-        Receipt(Some(Box::new(data)))
-    }
-
-    /// The undo data, if this receipt carries a `T`.
-    pub fn downcast<T: Any>(self) -> Option<T> {
-        self.0?.downcast().ok().map(|data| *data)
-    }
-}
-
-impl fmt::Debug for Receipt {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Receipt(..)"
-        } else {
-            "Receipt(none)"
-        })
-    }
-}
-
 /// Refuses what no wait can ever admit.
 fn fits(cost: u32, max: u32, op: Op) -> Result<(), BackendError> {
-    if op != Op::Hit && cost > max {
-        return Err(crate::error::CapacityError::new(cost, max).into());
-    }
-    Ok(())
+    Ok(crate::error::CapacityError::check(cost, max, op)?)
 }
 
 impl<K, Q, A, C, S> Backend<Q> for KeyedLimiter<K, A, C, S>
@@ -183,15 +162,19 @@ where
             let (decision, swap) = self.reserve_key(key, cost);
             Reservation {
                 decision,
-                receipt: swap.map_or_else(Receipt::none, Receipt::new),
+                receipt: Receipt::swap(swap),
             }
         }))
     }
 
     fn undo<'a>(&'a self, key: &'a Q, receipt: Receipt) -> Call<'a, bool> {
         Call::ready(Ok(receipt
-            .downcast::<Swap>()
+            .into_swap()
             .is_some_and(|swap| self.undo_key(key, swap))))
+    }
+
+    fn count(&self, allowed: bool) {
+        KeyedLimiter::count(self, allowed);
     }
 }
 
@@ -224,14 +207,18 @@ where
             let (decision, swap) = Limiter::reserve(self, cost, Op::Check);
             Reservation {
                 decision,
-                receipt: swap.map_or_else(Receipt::none, Receipt::new),
+                receipt: Receipt::swap(swap),
             }
         }))
     }
 
     fn undo<'a>(&'a self, _key: &'a Q, receipt: Receipt) -> Call<'a, bool> {
         Call::ready(Ok(receipt
-            .downcast::<Swap>()
+            .into_swap()
             .is_some_and(|swap| Limiter::undo(self, swap))))
+    }
+
+    fn count(&self, allowed: bool) {
+        Limiter::count(self, allowed);
     }
 }

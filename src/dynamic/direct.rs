@@ -2,8 +2,8 @@
 
 use super::{dispatch, for_kind};
 use crate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket};
+use crate::backend::Limit;
 use crate::clock::{Clock, TscClock};
-use crate::composite::Limit;
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::limiter::Limiter;

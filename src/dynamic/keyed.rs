@@ -3,8 +3,8 @@
 use super::builder::AnyKeyedBuilder;
 use super::dispatch;
 use crate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket};
+use crate::backend::{self as composite, Limit};
 use crate::clock::{Clock, TscClock};
-use crate::composite::{self, Limit};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::keyed::KeyedLimiter;
@@ -335,9 +335,9 @@ enum KeyView<'a, K, Q: ?Sized, C: Clock, S> {
 impl<K, Q, C, S> AnyKeyed<'_, K, Q, C, S>
 where
     K: Hash + Eq + Clone + Send + Sync + Borrow<Q>,
-    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    Q: Hash + Eq + ToOwned<Owned = K> + Sync + ?Sized,
     C: Clock,
-    S: BuildHasher,
+    S: BuildHasher + Send + Sync,
 {
     /// The key's limit, for [`Composite::new`](crate::Composite::new).
     pub fn as_limit(&self) -> &dyn Limit {

@@ -7,7 +7,8 @@ use super::limit::RequestLimit;
 use super::rejection::Rejection;
 use super::respond::{PlainText, Responder};
 use super::service::RateLimitService;
-use crate::backend::BackendError;
+use crate::backend::{BackendError, Op};
+use crate::error::CapacityError;
 use bytes::Bytes;
 use http::header::{HeaderValue, ACCESS_CONTROL_REQUEST_METHOD};
 use http::request::Parts;
@@ -326,12 +327,11 @@ impl Shared {
             return Err(self.reject(&rejection, self.stamp(None, None)));
         }
         let cost = spec.cost.of(request);
-        let capacity = spec.backend.max_cost();
-        if cost > capacity {
+        if let Err(beyond) = CapacityError::check(cost, spec.backend.max_cost(), Op::Check) {
             let rejection = Rejection::TooCostly {
                 limit: &spec.name,
                 cost,
-                capacity,
+                capacity: beyond.capacity(),
             };
             return Err(self.reject(&rejection, self.stamp(None, None)));
         }

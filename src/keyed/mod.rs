@@ -241,17 +241,7 @@ where
     /// Refuses a cost that could never be admitted.
     #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        let capacity = self.capacity.load(Ordering::Relaxed);
-        if n > capacity {
-            return Err(CapacityError::new(n, capacity));
-        }
-        Ok(())
-    }
-
-    /// The table, for composite checks.
-    #[inline]
-    pub(crate) fn table(&self) -> &Table<K, A, S> {
-        &self.table
+        CapacityError::check(n, self.capacity.load(Ordering::Relaxed), Op::Check)
     }
 
     /// The current time, clamped, for composite checks.
@@ -292,8 +282,12 @@ where
     {
         let guard = self.table.pin();
         let (decision, held) = self.table.reserve(key, self.now(), cost, Op::Check, &guard);
-        guard.count(decision.is_allowed());
         (decision, held.map(|(_, swap)| swap))
+    }
+
+    /// Counts the outcome of a composite check this limiter took part in.
+    pub(crate) fn count(&self, allowed: bool) {
+        self.table.pin().count(allowed);
     }
 
     /// Reverts `swap` on `key`'s state if nothing has written it since.

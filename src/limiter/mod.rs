@@ -164,11 +164,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Refuses a cost that could never be admitted.
     #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        let capacity = self.capacity.load(Ordering::Relaxed);
-        if n > capacity {
-            return Err(CapacityError::new(n, capacity));
-        }
-        Ok(())
+        CapacityError::check(n, self.capacity.load(Ordering::Relaxed), Op::Check)
     }
 
     /// Decides in `mode`, counting and logging the decision.

@@ -4,7 +4,7 @@
 use super::algorithm::RedisAlgorithm;
 use super::limiter::RedisLimiter;
 use super::time::TimeSource;
-use crate::backend::{Backend, BackendError, Call, Op, Receipt, Reservation};
+use crate::backend::{Backend, BackendError, Call, Joint, Op, Receipt, Reservation};
 use crate::quota::Quota;
 
 /// Each call is one round trip (none for a capacity error or a deny-cache answer); a
@@ -32,6 +32,15 @@ impl<A: RedisAlgorithm, C: TimeSource> Backend<str> for RedisLimiter<A, C> {
             RedisLimiter::reserve(self, key, cost)
                 .await
                 .map_err(BackendError::from)
+        })
+    }
+
+    /// Limits on one node decide a group in one script.
+    fn joint<'a>(&'a self, key: &'a str) -> Option<Joint<'a>> {
+        Some(Joint {
+            store: &self.inner.link,
+            limit: &self.handle,
+            key,
         })
     }
 

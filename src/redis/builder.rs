@@ -15,7 +15,6 @@ use super::time::TimeSource;
 use crate::quota::Quota;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The prefix of every key, unless [`RedisBuilder::prefix`] says otherwise.
@@ -229,9 +228,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
             telemetry: Telemetry::new(&name, self.fallback.label()),
             name,
         };
-        Ok(RedisLimiter {
-            inner: Arc::new(inner),
-        })
+        Ok(RedisLimiter::from_inner(inner))
     }
 }
 

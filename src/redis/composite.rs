@@ -1,62 +1,30 @@
-//! [`all_of`]: one request against several Redis limits (per user and global, of any
-//! algorithms and quotas), all-or-nothing.
-//!
-//! When every key lives on one node (one standalone Redis, or one hash slot of a cluster:
-//! limits on the same key share its slot, since the key is the hash tag), the whole decision
-//! is one script: every limit is decided before anything is written, and a check writes only
-//! if every limit admits. A denial consumes nothing anywhere, with no race at all.
-//!
-//! Otherwise (keys in different slots of a cluster, or limiters on different Redis servers),
-//! it is [`backend::all_of`](crate::backend::all_of): every limit is peeked, then reserved in
-//! order, and if one changed in between and now denies, the earlier reservations are undone
-//! (exactly, unless something was recorded on them meanwhile; then those units stay
-//! consumed). A race there errs toward denying, never toward admitting.
+//! Redis's side of the seam's batch hook ([`JointStore`]): limits on one node (one standalone
+//! Redis, or one hash slot of a cluster: limits on the same key share its slot, since the key
+//! is the hash tag) decide a group in one script, which decides every limit before writing
+//! any, so a check writes only if every limit admits and a denial consumes nothing anywhere,
+//! with no race at all. Keys in different slots are not a group: the seam's protocol then
+//! decides them member by member.
 
 use super::algorithm::{sealed::Scripted, RedisAlgorithm};
 use super::error::RedisError;
+use super::inner::Inner;
 use super::keys::hash_slot;
-use super::limiter::RedisLimiter;
 use super::link::{Arg, Link};
 use super::reply;
 use super::scripts::SCRIPTS;
 use super::time::TimeSource;
-use crate::backend::{self, Backend, BackendError, Op};
-use crate::composite::Summary;
+use crate::backend::{Call, Joint, JointStore, Op};
 use crate::decision::Decision;
-use crate::error::CapacityError;
-use std::fmt;
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// One limit of [`all_of`]: a Redis limiter and the key to decide there.
-#[derive(Clone, Copy)]
-pub struct RedisMember<'a> {
-    limiter: &'a dyn Part,
-    key: &'a str,
-}
-
-impl<'a> RedisMember<'a> {
-    /// `key`'s limit on `limiter`.
-    pub fn new<A: RedisAlgorithm, C: TimeSource>(
-        limiter: &'a RedisLimiter<A, C>,
-        key: &'a str,
-    ) -> Self {
-        RedisMember { limiter, key }
-    }
-}
-
-impl fmt::Debug for RedisMember<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisMember")
-            .field("limiter", &self.limiter.name())
-            .finish_non_exhaustive()
-    }
-}
+/// A limiter as a group member knows it: a handle every [`RedisLimiter`](super::RedisLimiter)
+/// keeps, whatever its algorithm and clock, for [`Joint::limit`].
+pub(crate) type Handle = Arc<dyn Part>;
 
 /// What the composite needs of each limiter, whatever its algorithm and clock.
-pub(crate) trait Part: Backend<str> {
-    fn name(&self) -> &str;
-    fn link(&self) -> &Arc<Link>;
+pub(crate) trait Part: Send + Sync {
     fn redis_key(&self, key: &str) -> String;
     /// The algorithm's letter, the instant to send and the encoded parameters for `cost`.
     fn block(&self, cost: u32) -> (&'static str, Option<u64>, [u8; 32]);
@@ -69,211 +37,120 @@ pub(crate) trait Part: Backend<str> {
     fn record_error(&self, error: &RedisError);
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> Part for RedisLimiter<A, C> {
-    fn name(&self) -> &str {
-        RedisLimiter::name(self)
-    }
-
-    fn link(&self) -> &Arc<Link> {
-        &self.inner.link
-    }
-
+impl<A: RedisAlgorithm, C: TimeSource> Part for Inner<A, C> {
     fn redis_key(&self, key: &str) -> String {
-        self.inner.keys.name(key)
+        self.keys.name(key)
     }
 
     fn block(&self, cost: u32) -> (&'static str, Option<u64>, [u8; 32]) {
-        let (sent, _) = self.inner.instant();
-        (<A as Scripted>::KIND.code(), sent, self.inner.params(cost))
+        let (sent, _) = self.instant();
+        (<A as Scripted>::KIND.code(), sent, self.params(cost))
     }
 
     fn limit(&self) -> u32 {
-        self.inner.quota.limit()
+        self.quota.limit()
     }
 
     fn has_fallback(&self) -> bool {
-        self.inner.standby.is_active()
+        self.standby.is_active()
     }
 
     fn fallback(&self, key: &str, cost: u32, op: Op) -> Option<Decision> {
-        let decision = self.inner.standby.decide(key, cost, op, self.limit())?;
-        self.inner.telemetry.fallback();
+        let decision = self.standby.decide(key, cost, op, self.limit())?;
+        self.telemetry.fallback();
         Some(decision)
     }
 
     fn record_call(&self, started: Instant) {
-        self.inner.telemetry.call(started.elapsed());
+        self.telemetry.call(started.elapsed());
     }
 
     fn record_error(&self, error: &RedisError) {
-        self.inner.telemetry.error(error);
+        self.telemetry.error(error);
     }
 }
 
-/// Decides one request of `cost` against every member: allowed only if all allow, and then
-/// all consume (`Op::Check`); a denial consumes nothing. `Op::Peek` answers the same without
-/// consuming; `Op::Hit` records the cost on every member and is within the limit only if it
-/// is within every member's. One script when every key is on one node, reserve-then-undo
-/// otherwise (see [composites](super#composites)); the deny cache is not consulted.
-///
-/// The decision reports the tightest `remaining` (and that member's `limit`), the longest
-/// `retry_after`, `reset_after` and `wait`, as [`backend::all_of`] does. A check above any
-/// member's capacity is [`RedisError::Capacity`] before any round trip. When Redis cannot
-/// answer and every member has a [`Fallback`](super::Fallback), the fallbacks decide
-/// (peeked first, so that a denial consumes nothing among them); otherwise the error is
-/// returned.
-///
-/// ```no_run
-/// use sluicegate::backend::Op;
-/// use sluicegate::redis::{all_of, RedisLimiter, RedisMember};
-/// use sluicegate::{algorithm::{Gcra, SlidingWindow}, Quota};
-///
-/// # async fn run() -> Result<(), sluicegate::redis::RedisError> {
-/// let url = "redis://127.0.0.1/";
-/// let per_user = RedisLimiter::<Gcra>::builder(Quota::per_second(5), url)
-///     .prefix("user:")
-///     .connect()
-///     .await?;
-/// let per_user_daily = RedisLimiter::<SlidingWindow>::builder(Quota::per_day(10_000), url)
-///     .prefix("daily:")
-///     .connect()
-///     .await?;
-/// // Both keys are "u42": one hash slot, one script.
-/// let members = [
-///     RedisMember::new(&per_user, "u42"),
-///     RedisMember::new(&per_user_daily, "u42"),
-/// ];
-/// let decision = all_of(&members, 1, Op::Check).await?;
-/// # Ok(())
-/// # }
-/// ```
-pub async fn all_of(
-    members: &[RedisMember<'_>],
-    cost: u32,
-    op: Op,
-) -> Result<Decision, RedisError> {
-    if op != Op::Hit {
-        let capacity = members.iter().map(|m| m.limiter.max_cost()).min();
-        if let Some(capacity) = capacity.filter(|&c| cost > c) {
-            return Err(CapacityError::new(cost, capacity).into());
-        }
+impl JointStore for Arc<Link> {
+    fn identity(&self) -> &str {
+        Link::identity(self)
     }
-    let keys: Vec<String> = members.iter().map(|m| m.limiter.redis_key(m.key)).collect();
-    if members.len() < 2 || !on_one_node(members, &keys) {
-        let seam: Vec<backend::Member<'_, str>> = members
+
+    fn decide_group<'a>(
+        &'a self,
+        group: &'a [(Joint<'a>, u32)],
+        op: Op,
+    ) -> Option<Call<'a, Vec<Decision>>> {
+        let parts: SmallVec<[&dyn Part; 4]> = group
             .iter()
-            .map(|m| backend::Member::new(m.limiter as &dyn Backend<str>, m.key))
+            .map(|(joint, _)| joint.limit.downcast_ref::<Handle>().map(|part| &**part))
+            .collect::<Option<_>>()?;
+        let keys: Vec<String> = (parts.iter().zip(group))
+            .map(|(part, (joint, _))| part.redis_key(joint.key))
             .collect();
-        return backend::all_of(&seam, cost, op).await.map_err(from_backend);
-    }
-    match in_one_script(members, &keys, cost, op).await {
-        Ok(decision) => Ok(decision),
-        Err(error) => {
-            for member in members {
-                member.limiter.record_error(&error);
-            }
-            if error.is_outage() && members.iter().all(|m| m.limiter.has_fallback()) {
-                Ok(fall_back(members, cost, op))
-            } else {
-                Err(error)
+        if self.is_cluster() {
+            let slot = hash_slot(keys[0].as_bytes());
+            if keys.iter().any(|key| hash_slot(key.as_bytes()) != slot) {
+                return None;
             }
         }
+        Some(Call::new(async move {
+            match in_one_script(self, &parts, group, &keys, op).await {
+                Ok(decisions) => Ok(decisions),
+                Err(error) => {
+                    for part in &parts {
+                        part.record_error(&error);
+                    }
+                    if error.is_outage() && parts.iter().all(|p| p.has_fallback()) {
+                        Ok(fall_back(&parts, group, op))
+                    } else {
+                        Err(error.into())
+                    }
+                }
+            }
+        }))
     }
-}
-
-/// True when one script can reach every key: same Redis, and on a cluster the same slot.
-fn on_one_node(members: &[RedisMember<'_>], keys: &[String]) -> bool {
-    let first = members[0].limiter.link();
-    let same_redis = members
-        .iter()
-        .all(|m| m.limiter.link().identity() == first.identity());
-    if !same_redis {
-        return false;
-    }
-    if !first.is_cluster() {
-        return true;
-    }
-    let slot = hash_slot(keys[0].as_bytes());
-    keys.iter().all(|key| hash_slot(key.as_bytes()) == slot)
 }
 
 /// The composite script: every limit decided, then written only if all admit.
 async fn in_one_script(
-    members: &[RedisMember<'_>],
+    link: &Arc<Link>,
+    parts: &[&dyn Part],
+    group: &[(Joint<'_>, u32)],
     keys: &[String],
-    cost: u32,
     op: Op,
-) -> Result<Decision, RedisError> {
-    let code = match op {
-        Op::Check => "c",
-        Op::Peek => "p",
-        Op::Hit => "h",
-    };
-    let blocks: Vec<_> = members.iter().map(|m| m.limiter.block(cost)).collect();
-    let mut args = Vec::with_capacity(2 + 3 * members.len());
-    args.push(Arg::Str(code));
-    args.push(Arg::Int(u64::from(cost)));
-    for (algorithm, now, params) in &blocks {
+) -> Result<Vec<Decision>, RedisError> {
+    let blocks: Vec<_> = (parts.iter().zip(group))
+        .map(|(part, &(_, cost))| (part.block(cost), cost))
+        .collect();
+    let mut args = Vec::with_capacity(1 + 4 * parts.len());
+    args.push(Arg::Str(op.code()));
+    for ((algorithm, now, params), cost) in &blocks {
         args.push(Arg::Str(algorithm));
         args.push(now.map_or(Arg::Str(""), Arg::Int));
+        args.push(Arg::Int(u64::from(*cost)));
         args.push(Arg::Bytes(params));
     }
-    let first = members[0].limiter;
     let started = Instant::now();
-    let result = first.link().eval(&SCRIPTS.composite, keys, &args).await;
-    first.record_call(started);
-    let (all, numbers) = reply::composite(result?, members.len())?;
-    let decisions: Vec<Decision> = members
-        .iter()
-        .zip(&numbers)
-        .map(|(member, numbers)| numbers.decision(member.limiter.limit()))
-        .collect();
-    Ok(summarize(&decisions, cost, op, all))
+    let result = link.eval(&SCRIPTS.composite, keys, &args).await;
+    parts[0].record_call(started);
+    let (_, numbers) = reply::composite(result?, parts.len())?;
+    Ok((parts.iter().zip(&numbers))
+        .map(|(part, numbers)| numbers.decision(part.limit()))
+        .collect())
 }
 
 /// While Redis is down: the members' fallbacks, peeked first so that a denial consumes
 /// nothing among them either.
-fn fall_back(members: &[RedisMember<'_>], cost: u32, op: Op) -> Decision {
+fn fall_back(parts: &[&dyn Part], group: &[(Joint<'_>, u32)], op: Op) -> Vec<Decision> {
+    let decide = |op: Op| -> Vec<Decision> {
+        (parts.iter().zip(group))
+            .filter_map(|(part, (joint, cost))| part.fallback(joint.key, *cost, op))
+            .collect()
+    };
     let probe = if op == Op::Hit { Op::Hit } else { Op::Peek };
-    let mut found: Vec<Decision> = members
-        .iter()
-        .filter_map(|m| m.limiter.fallback(m.key, cost, probe))
-        .collect();
-    let all = found.iter().all(Decision::is_allowed);
-    if op == Op::Check && all {
-        found = members
-            .iter()
-            .filter_map(|m| m.limiter.fallback(m.key, cost, Op::Check))
-            .collect();
-        let admitted = found.iter().all(Decision::is_allowed);
-        return summarize(&found, cost, Op::Check, admitted);
+    let found = decide(probe);
+    if op == Op::Check && found.iter().all(Decision::is_allowed) {
+        return decide(Op::Check);
     }
-    summarize(&found, cost, op, all)
-}
-
-/// The composite decision, as [`backend::all_of`] reports it: the members' decisions count
-/// an allowed cost as consumed, which a denial or a peek did not do, so it is added back.
-fn summarize(decisions: &[Decision], cost: u32, op: Op, allowed: bool) -> Decision {
-    let unconsumed = if allowed || op == Op::Hit { 0 } else { cost };
-    let mut summary = Summary::default();
-    for d in decisions {
-        let back = if d.is_allowed() { unconsumed } else { 0 };
-        summary.add_remaining_value(d.remaining().saturating_add(back), d.limit());
-        summary.add_times(d);
-    }
-    summary.decision(allowed)
-}
-
-/// A seam error back into ours (it carries our own error as its source).
-fn from_backend(error: BackendError) -> RedisError {
-    let inner = error.inner();
-    if let Some(redis) = inner.downcast_ref::<RedisError>() {
-        return redis.clone();
-    }
-    if let Some(capacity) = inner.downcast_ref::<CapacityError>() {
-        return RedisError::Capacity(*capacity);
-    }
-    RedisError::Script {
-        message: error.to_string(),
-    }
+    found
 }

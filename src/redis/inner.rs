@@ -41,10 +41,7 @@ pub(crate) struct Inner<A: RedisAlgorithm, C: TimeSource> {
 impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
     /// Refuses what no wait can admit.
     pub(crate) fn fits(&self, cost: u32, op: Op) -> Result<(), RedisError> {
-        if op != Op::Hit && cost > self.capacity {
-            return Err(CapacityError::new(cost, self.capacity).into());
-        }
-        Ok(())
+        Ok(CapacityError::check(cost, self.capacity, op)?)
     }
 
     /// The instant to send (`None`: Redis reads `TIME`) and the same instant on the deny

@@ -2,6 +2,7 @@
 
 use super::algorithm::RedisAlgorithm;
 use super::builder::RedisBuilder;
+use super::composite::Handle;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::inner::Inner;
@@ -48,12 +49,25 @@ use std::time::{Duration, Instant};
 /// ```
 pub struct RedisLimiter<A: RedisAlgorithm, C: TimeSource = RedisTime> {
     pub(crate) inner: Arc<Inner<A, C>>,
+    /// `inner` again, as group decisions know it (whatever `A` and `C`).
+    pub(crate) handle: Handle,
+}
+
+impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
+    pub(crate) fn from_inner(inner: Inner<A, C>) -> Self {
+        let inner = Arc::new(inner);
+        RedisLimiter {
+            handle: Arc::clone(&inner) as Handle,
+            inner,
+        }
+    }
 }
 
 impl<A: RedisAlgorithm, C: TimeSource> Clone for RedisLimiter<A, C> {
     fn clone(&self) -> Self {
         RedisLimiter {
             inner: Arc::clone(&self.inner),
+            handle: Arc::clone(&self.handle),
         }
     }
 }

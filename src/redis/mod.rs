@@ -94,12 +94,13 @@
 //!
 //! # Composites
 //!
-//! [`all_of`] decides one request against several limits (per user and global, any
-//! algorithms), all-or-nothing. When every key is on one node (standalone Redis, or one
-//! cluster slot: limits on the same key always are) it is one script, which decides every
-//! limit before writing any. Otherwise it reserves in order and undoes on a race, erring
-//! toward denial. Every [`RedisLimiter`] also implements [`Backend`](crate::backend::Backend),
-//! so [`backend::all_of`](crate::backend::all_of) mixes it with in-process limits.
+//! [`backend::all_of`](crate::backend::all_of) decides one request against several limits
+//! (per user and global, any algorithms), all-or-nothing, on Redis or mixed with in-process
+//! limits. A [`RedisLimiter`] names its node through the seam's batch hook
+//! ([`Backend::joint`](crate::backend::Backend::joint)): when every key is on one node
+//! (standalone Redis, or one cluster slot: limits on the same key always are) the group is
+//! one script, which decides every limit before writing any. Otherwise the protocol reserves
+//! in order and undoes on a race, erring toward denial.
 //!
 //! # Redis Cluster
 //!
@@ -142,7 +143,6 @@ pub use builder::{
     RedisBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_DENY_CACHE_CAPACITY, DEFAULT_PREFIX,
     DEFAULT_TIMEOUT,
 };
-pub use composite::{all_of, RedisMember};
 pub use error::RedisError;
 pub use fallback::Fallback;
 pub use limiter::RedisLimiter;

@@ -57,10 +57,7 @@ pub trait UntilReady<Q: ?Sized + Sync>: Backend<Q> {
         jitter: Jitter,
     ) -> impl Future<Output = Result<Decision, BackendError>> + Send + 'a {
         async move {
-            let capacity = self.max_cost();
-            if n > capacity {
-                return Err(CapacityError::new(n, capacity).into());
-            }
+            CapacityError::check(n, self.max_cost(), Op::Check)?;
             until(|| self.decide(key, n, Op::Check), jitter).await
         }
     }

@@ -8,6 +8,7 @@ use crate::decision::Decision;
 use crate::error::CapacityError;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
+use crate::rules::Op;
 use std::borrow::Borrow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hash};
@@ -62,9 +63,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         n: u32,
         jitter: Jitter,
     ) -> Result<Decision, CapacityError> {
-        if n > self.capacity() {
-            return Err(CapacityError::new(n, self.capacity()));
-        }
+        CapacityError::check(n, self.capacity(), Op::Check)?;
         until(|| std::future::ready(self.check_n(n)), jitter).await
     }
 }

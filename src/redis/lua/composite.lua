@@ -1,9 +1,9 @@
 -- Several limits on one node, all-or-nothing, in one atomic call: every limit's decision is
 -- computed before anything is written, and a check writes only if every limit admits.
 --
--- KEYS: one state per limit (one hash slot in a cluster). ARGV: op ('c', 'p' or 'h'), n, then
--- three fields per limit: its algorithm ('g', 't', 'l', 'f', 'w', 's'), now ('' for Redis's
--- TIME, read once for all), and its parameters (doubles).
+-- KEYS: one state per limit (one hash slot in a cluster). ARGV: op ('c', 'p' or 'h'), then
+-- four fields per limit: its algorithm ('g', 't', 'l', 'f', 'w', 's'), now ('' for Redis's
+-- TIME, read once for all), its cost n, and its parameters (doubles).
 -- Reply: one string, a double (1 when every limit allowed) then each limit's six numbers as
 -- single.lua packs them.
 local deciders = {
@@ -14,14 +14,14 @@ local deciders = {
   w = decide_sliding_window,
   s = decide_sliding_log,
 }
-local op, n = ARGV[1], tonumber(ARGV[2])
+local op = ARGV[1]
 local mode = 'c'
 if op == 'h' then
   mode = 'h'
 end
 local replies, writes, fresh, all, server_now = {}, {}, {}, true, nil
 for k = 1, #KEYS do
-  local i = 3 + (k - 1) * 3
+  local i = 2 + (k - 1) * 4
   local now
   if ARGV[i + 1] ~= '' then
     now = tonumber(ARGV[i + 1])
@@ -37,7 +37,7 @@ for k = 1, #KEYS do
     return { err = 'SGSCRIPT unknown algorithm ' .. tostring(ARGV[i]) }
   end
   -- Errors name the limit, so that the client can say which key holds what.
-  local ok, reply, allowed, write, fresh_us = pcall(decide, KEYS[k], now, n, mode, ARGV[i + 2])
+  local ok, reply, allowed, write, fresh_us = pcall(decide, KEYS[k], now, tonumber(ARGV[i + 2]), mode, ARGV[i + 3])
   if not ok then
     return { err = tostring(reply) .. ' (limit ' .. k .. ')' }
   end

@@ -359,13 +359,8 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         }
     }
 
-    /// Reverts a swap from [`reserve`](Self::reserve) if nothing has written since.
-    pub(crate) fn undo(&self, word: &AtomicU64, swap: Swap) -> bool {
-        A::keyed_undo(word, swap)
-    }
-
-    /// [`undo`](Self::undo) for a caller no longer pinned since its reserve: finds the key's
-    /// word again (a migration copies words unchanged, so the swap still applies there).
+    /// Reverts a swap from [`reserve`](Self::reserve) if nothing has written since: finds the
+    /// key's word again (a migration copies words unchanged, so the swap still applies there).
     pub(crate) fn undo_key<Q>(&self, key: &Q, swap: Swap) -> bool
     where
         K: Borrow<Q>,
