@@ -216,6 +216,15 @@ impl Link {
                 "not connected (reconnecting in the background)",
             ));
         }
+        // The script runs by hand rather than through redis-rs's `ScriptInvocation`, which
+        // would work over both connections, hashes a script once and leaves us its error to
+        // classify, but on `NOSCRIPT` sends `SCRIPT LOAD` and then `EVALSHA` again: three
+        // round trips where `EVAL` (which runs the script and caches it) takes two, and on a
+        // cluster `SCRIPT LOAD` has no key, so `ClusterConnection` sends it to every node and
+        // fails unless all answer: one node down would fail calls for every slot, where
+        // `EVAL` goes to the key's node only. It also copies each key and argument into a
+        // `Vec<u8>` of its own per call before building the command; `command` writes them
+        // into the command directly.
         let call = async {
             let mut conn = self.conn.clone();
             let sha = command("EVALSHA", &script.sha, keys, args);
