@@ -1,16 +1,16 @@
-//! [`Health`]: whether a standalone link is worth calling, and the probe that finds out when
-//! it is again.
+//! [`Health`]: whether a standalone link is worth calling, and when to probe it.
 //!
 //! A circuit breaker: a connection error, or three timeouts in a row, mark the link down;
 //! while it is down every call fails at once with `Unavailable` (so a fallback answers
-//! without waiting out a timeout per request), and one background task sends `PING` every
-//! [`PROBE_INTERVAL`] until Redis answers, then marks it up. A lazily built limiter starts
-//! down with its probe running, so it can be built while Redis is down.
+//! without waiting out a timeout per request), and one background task (the link's probe)
+//! sends `PING` every [`PROBE_INTERVAL`] until Redis answers, then marks it up. A lazily
+//! built limiter starts down with its probe running, so it can be built while Redis is down.
+//!
+//! This is the breaker's state only: it knows nothing of connections. The link runs the
+//! probe when [`Health::failed`] or [`Health::claim_probe`] says one is wanted.
 
 use super::error::RedisError;
-use super::link::Link;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// How often the probe asks a link that is down.
@@ -53,8 +53,10 @@ impl Health {
         }
     }
 
-    /// A call failed with `error`: trips the breaker on an outage.
-    pub(crate) fn failed(&self, error: &RedisError, link: &Arc<Link>) {
+    /// A call failed with `error`: trips the breaker on an outage. True when the caller
+    /// must start the probe (the breaker tripped and no probe is running).
+    #[must_use = "a tripped breaker stays down until a probe runs"]
+    pub(crate) fn failed(&self, error: &RedisError) -> bool {
         let trip = match error {
             RedisError::Unavailable { .. } => true,
             RedisError::Timeout { .. } => {
@@ -64,34 +66,63 @@ impl Health {
         };
         if trip && !self.always_up {
             self.up.store(false, Relaxed);
-            self.start_probe(link);
+            return self.claim_probe();
         }
+        false
     }
 
-    /// Starts the probe unless one is running. Needs a tokio runtime.
-    pub(crate) fn start_probe(&self, link: &Arc<Link>) {
-        if !self.always_up && !self.probing.swap(true, Relaxed) {
-            tokio::spawn(probe(Arc::downgrade(link)));
-        }
+    /// True when the caller must start the probe: there is a breaker and no probe is
+    /// running (from now on one is counted as running).
+    #[must_use = "a claimed probe must be started"]
+    pub(crate) fn claim_probe(&self) -> bool {
+        !self.always_up && !self.probing.swap(true, Relaxed)
+    }
+
+    /// The probe got an answer: the link is up and the probe ends.
+    pub(crate) fn recovered(&self) {
+        // Stop probing first: a failure racing this gets a probe of its own.
+        self.probing.store(false, Relaxed);
+        self.timeouts.store(0, Relaxed);
+        self.up.store(true, Relaxed);
     }
 }
 
-/// Pings until Redis answers, then marks the link up; ends early when the limiter is gone.
-async fn probe(link: Weak<Link>) {
-    loop {
-        let Some(strong) = link.upgrade() else {
-            return;
-        };
-        let ping = tokio::time::timeout(strong.connect_timeout(), strong.ping()).await;
-        if matches!(ping, Ok(Ok(()))) {
-            let health = &strong.health;
-            // Stop probing first: a failure racing this gets a probe of its own.
-            health.probing.store(false, Relaxed);
-            health.timeouts.store(0, Relaxed);
-            health.up.store(true, Relaxed);
-            return;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout() -> RedisError {
+        RedisError::Timeout {
+            after: Duration::from_millis(1),
         }
-        drop(strong);
-        tokio::time::sleep(PROBE_INTERVAL).await;
+    }
+
+    #[test]
+    fn three_timeouts_in_a_row_or_one_connection_error_trip_it() {
+        let health = Health::new(false, false);
+        assert!(!health.failed(&timeout()) && !health.failed(&timeout()));
+        health.succeeded();
+        assert!(!health.failed(&timeout()) && !health.failed(&timeout()));
+        assert!(health.is_up());
+        assert!(
+            health.failed(&timeout()),
+            "the third timeout starts the probe"
+        );
+        assert!(!health.is_up());
+        assert!(!health.failed(&timeout()), "one probe at a time");
+        assert!(!health.claim_probe());
+        health.recovered();
+        assert!(health.is_up());
+        assert!(health.failed(&RedisError::unavailable("refused")));
+        assert!(!health.is_up());
+    }
+
+    #[test]
+    fn without_a_breaker_it_is_always_up_and_never_probes() {
+        let health = Health::new(false, true);
+        for _ in 0..5 {
+            assert!(!health.failed(&RedisError::unavailable("refused")));
+        }
+        assert!(health.is_up() && !health.claim_probe());
     }
 }

@@ -15,6 +15,7 @@
 use super::algorithm::ScriptKind;
 use super::error::RedisError;
 use crate::quota::Quota;
+use redis::cluster_routing::Slot;
 use std::fmt::Write;
 
 /// Builds the Redis key names of one limiter.
@@ -92,29 +93,10 @@ fn compact_period(nanos: u64) -> String {
 }
 
 /// The Redis Cluster hash slot of a key: CRC16 (XMODEM) of its hash tag (the part between
-/// the first `{` and the next `}`, if not empty) or of the whole key, modulo 16384.
-pub(crate) fn hash_slot(key: &[u8]) -> u16 {
-    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
-        let rest = &key[open + 1..];
-        let close = rest.iter().position(|&b| b == b'}')?;
-        (close > 0).then(|| &rest[..close])
-    });
-    crc16(tagged.unwrap_or(key)) % 16_384
-}
-
-fn crc16(bytes: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &byte in bytes {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
+/// the first `{` and the next `}`, if not empty) or of the whole key, modulo 16384. redis-rs
+/// computes it, with the same hash tags as the cluster's routing of our scripts.
+pub(crate) fn hash_slot(key: &[u8]) -> Slot {
+    Slot::for_key(key)
 }
 
 #[cfg(test)]
@@ -153,11 +135,22 @@ mod tests {
 
     #[test]
     fn hash_slots_follow_the_cluster_spec() {
-        // The example values of the Redis Cluster specification.
-        assert_eq!(crc16(b"123456789"), 0x31c3);
+        // The slots `CLUSTER KEYSLOT` answers for these keys (the first is the example of the
+        // Redis Cluster specification: CRC16 0x31c3).
+        for (key, slot) in [
+            (&b"123456789"[..], 12_739),
+            (b"{user1000}.following", 3443),
+            (b"user1000", 3443),
+            // An empty tag does not count: the whole key is hashed.
+            (b"foo{}{bar}", 8363),
+            (b"foo{{bar}}zap", 4015),
+            (b"{bar", 4015),
+            (b"foo{bar}{zap}", 5061),
+            (b"bar", 5061),
+        ] {
+            assert_eq!(hash_slot(key), Slot::new(slot).unwrap(), "{key:?}");
+        }
         assert_eq!(hash_slot(b"{user1000}.following"), hash_slot(b"user1000"));
-        // An empty tag does not count: the whole key is hashed.
-        assert_eq!(hash_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % 16_384);
         assert_ne!(hash_slot(b"foo{}{bar}"), hash_slot(b"bar"));
         assert_eq!(hash_slot(b"foo{{bar}}zap"), hash_slot(b"{bar"));
         assert_eq!(hash_slot(b"foo{bar}{zap}"), hash_slot(b"bar"));

@@ -5,17 +5,18 @@
 //! for every task, reconnecting by itself. A cluster goes through `ClusterConnection`, which
 //! routes each script to the node of its keys' slot and follows the cluster's changes.
 //! Every call is wrapped in `tokio::time::timeout`, so it returns within the limiter's timeout
-//! whatever the network does.
+//! whatever the network does. The link keeps a [`Health`] (a circuit breaker) and runs its
+//! probe; the breaker knows nothing of the link.
 
 use super::error::{classify, RedisError};
-use super::health::Health;
+use super::health::{Health, PROBE_INTERVAL};
 use super::scripts::Script;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// How to reach Redis.
@@ -119,7 +120,7 @@ impl Link {
             health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
         });
         if endpoint.lazy {
-            link.health.start_probe(&link);
+            link.start_probe();
         } else if !endpoint.cluster {
             let ping = tokio::time::timeout(endpoint.connect_timeout, link.ping());
             match ping.await {
@@ -215,6 +216,15 @@ impl Link {
                 "not connected (reconnecting in the background)",
             ));
         }
+        // The script runs by hand rather than through redis-rs's `ScriptInvocation`, which
+        // would work over both connections, hashes a script once and leaves us its error to
+        // classify, but on `NOSCRIPT` sends `SCRIPT LOAD` and then `EVALSHA` again: three
+        // round trips where `EVAL` (which runs the script and caches it) takes two, and on a
+        // cluster `SCRIPT LOAD` has no key, so `ClusterConnection` sends it to every node and
+        // fails unless all answer: one node down would fail calls for every slot, where
+        // `EVAL` goes to the key's node only. It also copies each key and argument into a
+        // `Vec<u8>` of its own per call before building the command; `command` writes them
+        // into the command directly.
         let call = async {
             let mut conn = self.conn.clone();
             let sha = command("EVALSHA", &script.sha, keys, args);
@@ -236,22 +246,49 @@ impl Link {
                 after: self.timeout,
             },
         };
-        self.health.failed(&error, self);
+        if self.health.failed(&error) {
+            self.spawn_probe();
+        }
         Err(error)
     }
 
-    /// The timeout of a connection attempt, and of the probe's `PING`.
-    pub(crate) fn connect_timeout(&self) -> Duration {
-        self.connect_timeout
+    /// Starts the probe unless one is running (or there is no breaker). Needs a tokio
+    /// runtime.
+    fn start_probe(self: &Arc<Self>) {
+        if self.health.claim_probe() {
+            self.spawn_probe();
+        }
+    }
+
+    /// Runs the probe that [`Health`] asked for.
+    fn spawn_probe(self: &Arc<Self>) {
+        tokio::spawn(probe(Arc::downgrade(self)));
     }
 
     /// `PING`, for the probe and for connecting.
-    pub(crate) async fn ping(&self) -> Result<(), RedisError> {
+    async fn ping(&self) -> Result<(), RedisError> {
         let mut conn = self.conn.clone();
         match conn.query(&redis::cmd("PING")).await {
             Ok(_) => Ok(()),
             Err(e) => Err(classify(&e, "", self.timeout)),
         }
+    }
+}
+
+/// Pings every [`PROBE_INTERVAL`] (each `PING` within the connect timeout) until Redis
+/// answers, then marks the link up; ends early when the limiter is gone.
+async fn probe(link: Weak<Link>) {
+    loop {
+        let Some(strong) = link.upgrade() else {
+            return;
+        };
+        let ping = tokio::time::timeout(strong.connect_timeout, strong.ping()).await;
+        if matches!(ping, Ok(Ok(()))) {
+            strong.health.recovered();
+            return;
+        }
+        drop(strong);
+        tokio::time::sleep(PROBE_INTERVAL).await;
     }
 }
 

@@ -1,7 +1,7 @@
 //! The Lua scripts, compiled in: each one the shared prelude, the pieces it needs and a main.
 //! They run by `EVALSHA`; a server that does not know one (restarted, `SCRIPT FLUSH`, a new
 //! cluster node) answers `NOSCRIPT`, and the call is repeated once as `EVAL`, which also
-//! caches it there.
+//! caches it there (`Link::eval` says why not through redis-rs's `ScriptInvocation`).
 
 use super::algorithm::ScriptKind;
 use std::sync::LazyLock;

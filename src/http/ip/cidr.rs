@@ -1,12 +1,17 @@
 //! [`Cidr`] and [`TrustedProxies`]: which peers may tell us who the client is.
 
+use ipnet::IpNet;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::str::FromStr;
 
 /// A network: an address and a prefix length, `10.0.0.0/8` or `fd00::/8`. A bare address is
 /// a network of one (`/32` or `/128`). IPv4-mapped IPv6 networks (`::ffff:10.0.0.0/104`) are
 /// the IPv4 networks they map.
+///
+/// The maths is the `ipnet` crate's; this type adds what a list of trusted proxies needs on
+/// top: reasons for a refusal, IPv4-mapped networks and addresses read as IPv4, and host bits
+/// beyond the prefix refused rather than silently cleared.
 ///
 /// ```
 /// use sluicegate::http::Cidr;
@@ -17,10 +22,10 @@ use std::str::FromStr;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Cidr {
-    network: IpAddr,
-    prefix: u8,
-}
+pub struct Cidr(
+    /// Always its own network (no host bits), and IPv4 for an IPv4-mapped network.
+    IpNet,
+);
 
 /// Why a network could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,41 +50,42 @@ impl Cidr {
             input: format!("{address}/{prefix}"),
             reason,
         };
-        let (network, prefix) = match address {
+        let (address, prefix) = match address {
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
                 Some(v4) if prefix >= 96 => (IpAddr::V4(v4), prefix - 96),
                 _ => (address, prefix),
             },
             v4 => (v4, prefix),
         };
-        if prefix > max_prefix(network) {
-            return Err(error("the prefix is longer than the address"));
-        }
-        if mask(network, prefix) != network {
+        let network = IpNet::new(address, prefix)
+            .map_err(|_| error("the prefix is longer than the address"))?;
+        if network.trunc() != network {
             return Err(error(
                 "the address has bits set beyond the prefix (write the network's first address)",
             ));
         }
-        Ok(Cidr { network, prefix })
+        Ok(Cidr(network))
     }
 
     /// The network's first address.
     pub fn network(&self) -> IpAddr {
-        self.network
+        self.0.network()
     }
 
     /// The prefix length.
     pub fn prefix(&self) -> u8 {
-        self.prefix
+        self.0.prefix_len()
     }
 
     /// True when `address` (IPv4-mapped IPv6 read as IPv4) is in this network.
     pub fn contains(&self, address: IpAddr) -> bool {
-        let address = address.to_canonical();
-        address.is_ipv4() == self.network.is_ipv4() && mask(address, self.prefix) == self.network
+        self.0.contains(&address.to_canonical())
     }
 }
 
+/// Read by hand around `ipnet`, whose parser gives one reason for every mistake ("invalid
+/// IP address syntax") and requires a prefix: a refused `--trusted-proxy` should say what
+/// is wrong with it.
 impl FromStr for Cidr {
     type Err = CidrError;
 
@@ -97,7 +103,7 @@ impl FromStr for Cidr {
             .parse()
             .map_err(|_| error("expected an IPv4 or IPv6 address"))?;
         let prefix = match prefix {
-            None => max_prefix(address),
+            None => IpNet::from(address).max_prefix_len(),
             Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
                 digits
                     .parse()
@@ -111,30 +117,7 @@ impl FromStr for Cidr {
 
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.network, self.prefix)
-    }
-}
-
-/// 32 for IPv4, 128 for IPv6.
-pub(crate) fn max_prefix(address: IpAddr) -> u8 {
-    if address.is_ipv4() {
-        32
-    } else {
-        128
-    }
-}
-
-/// `address` with every bit beyond `prefix` cleared (`prefix` at most the address's length).
-pub(crate) fn mask(address: IpAddr, prefix: u8) -> IpAddr {
-    match address {
-        IpAddr::V4(v4) => {
-            let keep = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
-            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & keep))
-        }
-        IpAddr::V6(v6) => {
-            let keep = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
-            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & keep))
-        }
+        self.0.fmt(f)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Grouping addresses by prefix, and writing them as keys.
 
-use super::cidr::mask;
 use crate::http::key::KeyBuf;
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -11,21 +11,20 @@ use std::net::{IpAddr, Ipv4Addr};
 /// IPv6 /64 and can rotate through its 2^64 addresses at will, so keying per address would
 /// let it escape any limit; grouping by prefix does not.
 pub(crate) fn write_grouped(address: IpAddr, v4_prefix: u8, v6_prefix: u8, key: &mut KeyBuf) {
-    let address = address.to_canonical();
-    let prefix = match address {
-        IpAddr::V4(_) => v4_prefix.min(32),
-        IpAddr::V6(_) => v6_prefix.min(128),
+    // The prefixes are clamped to the address's length, so the assertions cannot fail.
+    let group = match address.to_canonical() {
+        IpAddr::V4(v4) => IpNet::V4(Ipv4Net::new_assert(v4, v4_prefix.min(32))),
+        IpAddr::V6(v6) => IpNet::V6(Ipv6Net::new_assert(v6, v6_prefix.min(128))),
     };
-    let network = mask(address, prefix);
-    match network {
+    match group.network() {
         // The common case, written by hand: `fmt` costs more than the rest of the key.
         IpAddr::V4(v4) => push_ipv4(v4, key),
         // Writing to a KeyBuf cannot fail.
         IpAddr::V6(v6) => drop(write!(key, "{v6}")),
     }
-    if prefix != super::cidr::max_prefix(address) {
+    if group.prefix_len() != group.max_prefix_len() {
         key.push('/');
-        push_decimal(u32::from(prefix), key);
+        push_decimal(u32::from(group.prefix_len()), key);
     }
 }
 
