@@ -234,7 +234,7 @@ fn direct_pair<A: Subject>(allow: bool, group: &mut Group<'_>, clock: &CoarseClo
         deny_quota()
     };
     let generic = || Limiter::<A, CoarseClock>::with_clock(quota, clock.clone()).unwrap();
-    let any = || AnyLimiter::with_clock(quota, A::KIND, clock.clone()).unwrap();
+    let any = || AnyLimiter::with_clock(quota, <A as Subject>::KIND, clock.clone()).unwrap();
     let id = |how| BenchmarkId::new(A::FUNCTION, how);
     if allow {
         direct_allow(group, id("generic"), generic);
@@ -308,7 +308,7 @@ fn keyed_pair<A: Subject>(allow: bool, group: &mut Group<'_>, keys: &[u64], sequ
             .unwrap()
     };
     let any = || {
-        AnyKeyedLimiter::<u64, CoarseClock>::builder(quota, A::KIND)
+        AnyKeyedLimiter::<u64, CoarseClock>::builder(quota, <A as Subject>::KIND)
             .initial_capacity(presize)
             .build()
             .unwrap()

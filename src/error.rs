@@ -84,16 +84,6 @@ impl CapacityError {
         }
     }
 
-    /// The one capacity rule: a cost above `capacity` can never be admitted, so anything but
-    /// a hit (which records whatever the answer) is refused.
-    #[inline]
-    pub(crate) fn check(cost: u32, capacity: u32, op: crate::rules::Op) -> Result<(), Self> {
-        if cost > capacity && op != crate::rules::Op::Hit {
-            return Err(CapacityError::new(cost, capacity));
-        }
-        Ok(())
-    }
-
     /// The cost that was asked for.
     pub fn requested(&self) -> u32 {
         self.requested

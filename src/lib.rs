@@ -79,7 +79,7 @@ pub mod algorithm {
     //!   bound it hit.
 
     pub use crate::rules::{
-        FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+        AlgorithmKind, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
     };
     pub use crate::state::Algorithm;
 }

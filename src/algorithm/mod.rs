@@ -7,6 +7,7 @@ pub(crate) mod divide;
 pub(crate) mod emission;
 mod fixed_window;
 mod gcra;
+mod kind;
 mod leaky_bucket;
 mod op;
 mod packed;
@@ -23,6 +24,7 @@ pub use sliding_log::SlidingLog;
 pub use sliding_window::SlidingWindow;
 pub use token_bucket::TokenBucket;
 
+pub use kind::AlgorithmKind;
 pub use op::Op;
 pub(crate) use packed::{step, Packed};
 

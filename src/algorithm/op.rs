@@ -1,5 +1,7 @@
 //! [`Op`]: what one step of a limit is asked to do.
 
+use crate::error::CapacityError;
+
 /// What a decision is asked for: the one operation kind every backend, composite and script
 /// shares (a Redis script receives its [`code`](Op::code)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,5 +23,15 @@ impl Op {
             Op::Peek => "p",
             Op::Hit => "h",
         }
+    }
+
+    /// The one capacity rule: a cost above `capacity` can never be admitted, so anything but
+    /// a hit (which records whatever the answer) is refused.
+    #[inline]
+    pub(crate) fn within_capacity(self, cost: u32, capacity: u32) -> Result<(), CapacityError> {
+        if cost > capacity && self != Op::Hit {
+            return Err(CapacityError::new(cost, capacity));
+        }
+        Ok(())
     }
 }

@@ -15,7 +15,6 @@
 use super::summary::Summary;
 use super::{BackendError, Joint, Member, Part, Receipt};
 use crate::decision::Decision;
-use crate::error::CapacityError;
 use crate::rules::Op;
 use smallvec::SmallVec;
 use std::fmt;
@@ -127,7 +126,7 @@ pub(crate) async fn decide<T>(
     found.clear();
     if op != Op::Hit {
         for (i, part) in parts.iter().map(&view).enumerate() {
-            CapacityError::check(part.cost(cost), part.max_cost(), op)
+            op.within_capacity(part.cost(cost), part.max_cost())
                 .map_err(|e| failed(i)(e.into()))?;
         }
     }

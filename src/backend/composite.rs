@@ -194,7 +194,7 @@ impl<'a> Composite<'a> {
     }
 
     fn capacity_allows(&self, n: u32) -> Result<(), CapacityError> {
-        CapacityError::check(n, self.max_cost(), Op::Check)
+        Op::Check.within_capacity(n, self.max_cost())
     }
 
     fn run(&self, cost: u32, op: Op) -> Decision {

@@ -31,6 +31,7 @@ mod call;
 mod composite;
 mod error;
 mod joint;
+mod key_state;
 mod part;
 mod receipt;
 mod summary;
@@ -129,7 +130,7 @@ pub trait Backend<Q: ?Sized>: Send + Sync {
 
 /// Refuses what no wait can ever admit.
 fn fits(cost: u32, max: u32, op: Op) -> Result<(), BackendError> {
-    Ok(crate::error::CapacityError::check(cost, max, op)?)
+    Ok(op.within_capacity(cost, max)?)
 }
 
 impl<K, Q, A, C, S> Backend<Q> for KeyedLimiter<K, A, C, S>

@@ -119,14 +119,7 @@ impl<C: Clock> AnyLimiter<C> {
 impl<C: Clock> AnyLimiter<C> {
     /// The algorithm this limiter runs.
     pub fn algorithm(&self) -> AlgorithmKind {
-        match self.0 {
-            Direct::Gcra(_) => AlgorithmKind::Gcra,
-            Direct::TokenBucket(_) => AlgorithmKind::TokenBucket,
-            Direct::LeakyBucket(_) => AlgorithmKind::LeakyBucket,
-            Direct::FixedWindow(_) => AlgorithmKind::FixedWindow,
-            Direct::SlidingWindow(_) => AlgorithmKind::SlidingWindow,
-            Direct::SlidingLog(_) => AlgorithmKind::SlidingLog,
-        }
+        dispatch!(Direct, &self.0, limiter => limiter.algorithm())
     }
 
     /// The quota this limiter enforces.

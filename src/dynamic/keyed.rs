@@ -202,14 +202,7 @@ where
 {
     /// The algorithm this limiter runs.
     pub fn algorithm(&self) -> AlgorithmKind {
-        match self.0 {
-            Keyed::Gcra(_) => AlgorithmKind::Gcra,
-            Keyed::TokenBucket(_) => AlgorithmKind::TokenBucket,
-            Keyed::LeakyBucket(_) => AlgorithmKind::LeakyBucket,
-            Keyed::FixedWindow(_) => AlgorithmKind::FixedWindow,
-            Keyed::SlidingWindow(_) => AlgorithmKind::SlidingWindow,
-            Keyed::SlidingLog(_) => AlgorithmKind::SlidingLog,
-        }
+        dispatch!(Keyed, &self.0, limiter => limiter.algorithm())
     }
 
     /// Keys currently held.

@@ -35,6 +35,7 @@ mod backend;
 mod builder;
 mod direct;
 mod keyed;
+mod observed;
 
 pub use builder::AnyKeyedBuilder;
 pub use direct::AnyLimiter;

@@ -8,7 +8,6 @@ use super::rejection::Rejection;
 use super::respond::{PlainText, Responder};
 use super::service::RateLimitService;
 use crate::backend::{BackendError, Op};
-use crate::error::CapacityError;
 use bytes::Bytes;
 use http::header::{HeaderValue, ACCESS_CONTROL_REQUEST_METHOD};
 use http::request::Parts;
@@ -327,7 +326,7 @@ impl Shared {
             return Err(self.reject(&rejection, self.stamp(None, None)));
         }
         let cost = spec.cost.of(request);
-        if let Err(beyond) = CapacityError::check(cost, spec.backend.max_cost(), Op::Check) {
+        if let Err(beyond) = Op::Check.within_capacity(cost, spec.backend.max_cost()) {
             let rejection = Rejection::TooCostly {
                 limit: &spec.name,
                 cost,

@@ -3,37 +3,26 @@
 use super::error::BuildError;
 use super::key::{ClientIp, Global, HeaderKey, KeyExtractor};
 use super::limit::RequestLimit;
-use crate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket};
 use crate::backend::Backend;
+use crate::clock::TscClock;
+use crate::dynamic::{AnyKeyedLimiter, AnyLimiter};
 use crate::policy::{AlgorithmKind, KeySpec, Policy};
-use crate::{KeyedLimiter, Limiter, Quota, QuotaError};
+use crate::{Quota, QuotaError};
 use std::sync::Arc;
 
-/// An in-process backend running `algorithm` for `quota`: a [`KeyedLimiter<String, _>`]
-/// (a state per key) when `keyed`, else a direct [`Limiter`] (one state; keys ignored).
+/// An in-process backend running `algorithm` for `quota`: an
+/// [`AnyKeyedLimiter<String>`] (a state per key) when `keyed`, else an [`AnyLimiter`] (one
+/// state; keys ignored).
 pub fn in_process_backend(
     algorithm: AlgorithmKind,
     quota: Quota,
     keyed: bool,
 ) -> Result<Arc<dyn Backend<str>>, QuotaError> {
-    fn build<A: crate::algorithm::Algorithm>(
-        quota: Quota,
-        keyed: bool,
-    ) -> Result<Arc<dyn Backend<str>>, QuotaError> {
-        Ok(if keyed {
-            Arc::new(KeyedLimiter::<String, A>::new(quota)?)
-        } else {
-            Arc::new(Limiter::<A>::new(quota)?)
-        })
-    }
-    match algorithm {
-        AlgorithmKind::Gcra => build::<Gcra>(quota, keyed),
-        AlgorithmKind::TokenBucket => build::<TokenBucket>(quota, keyed),
-        AlgorithmKind::LeakyBucket => build::<LeakyBucket>(quota, keyed),
-        AlgorithmKind::FixedWindow => build::<FixedWindow>(quota, keyed),
-        AlgorithmKind::SlidingWindow => build::<SlidingWindow>(quota, keyed),
-        AlgorithmKind::SlidingLog => build::<SlidingLog>(quota, keyed),
-    }
+    Ok(if keyed {
+        Arc::new(AnyKeyedLimiter::<String>::new(quota, algorithm)?)
+    } else {
+        Arc::new(AnyLimiter::<TscClock>::new(quota, algorithm)?)
+    })
 }
 
 /// The extractor a [`KeySpec`] names: [`Global`], `client_ip` for `peer-ip`, or a

@@ -1,10 +1,11 @@
 //! [`KeyedLimiter`]: one rate limit per key (user, IP, API token), for millions of keys.
 
 mod builder;
+mod observed;
 
 pub use builder::KeyedBuilder;
 
-use crate::algorithm::{Algorithm, Gcra};
+use crate::algorithm::{Algorithm, AlgorithmKind, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
@@ -241,7 +242,7 @@ where
     /// Refuses a cost that could never be admitted.
     #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        CapacityError::check(n, self.capacity.load(Ordering::Relaxed), Op::Check)
+        Op::Check.within_capacity(n, self.capacity.load(Ordering::Relaxed))
     }
 
     /// The current time, clamped, for composite checks.
@@ -423,6 +424,11 @@ where
     /// Shards in the table.
     pub fn shards(&self) -> usize {
         self.table.shards()
+    }
+
+    /// The algorithm this limiter runs, as a value.
+    pub fn algorithm(&self) -> AlgorithmKind {
+        A::KIND
     }
 
     /// The quota every key gets.

@@ -1,8 +1,9 @@
 //! [`Limiter`]: one rate limit, one state.
 
 mod generations;
+mod observed;
 
-use crate::algorithm::{Algorithm, Gcra};
+use crate::algorithm::{Algorithm, AlgorithmKind, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
@@ -164,7 +165,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Refuses a cost that could never be admitted.
     #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        CapacityError::check(n, self.capacity.load(Ordering::Relaxed), Op::Check)
+        Op::Check.within_capacity(n, self.capacity.load(Ordering::Relaxed))
     }
 
     /// Decides in `mode`, counting and logging the decision.
@@ -328,6 +329,11 @@ impl<C: Clock> Limiter<crate::algorithm::Gcra, C> {
 
 /// # Inspecting
 impl<A: Algorithm, C: Clock> Limiter<A, C> {
+    /// The algorithm this limiter runs, as a value.
+    pub fn algorithm(&self) -> AlgorithmKind {
+        A::KIND
+    }
+
     /// The quota this limiter enforces.
     pub fn quota(&self) -> Quota {
         self.quota.load()

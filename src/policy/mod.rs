@@ -16,7 +16,7 @@ mod algorithm;
 mod error;
 mod key;
 
-pub use algorithm::AlgorithmKind;
+pub use crate::algorithm::AlgorithmKind;
 pub use error::PolicyError;
 pub use key::KeySpec;
 

@@ -1,6 +1,6 @@
 //! [`RedisBuilder`]: the knobs of a [`RedisLimiter`].
 
-use super::algorithm::{sealed::Scripted, RedisAlgorithm};
+use super::algorithm::RedisAlgorithm;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::{Fallback, Standby};
@@ -195,7 +195,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
     /// Checks the quota against the algorithm's script, connects (unless lazy), and builds
     /// the limiter. Needs a tokio runtime.
     pub async fn connect(self) -> Result<RedisLimiter<A, C>, RedisError> {
-        let kind = <A as Scripted>::KIND;
+        let kind = A::KIND;
         let params = Params::new(kind, &self.quota)?;
         let keys = KeySpace::new(&self.prefix, kind, &self.quota)?;
         let time = match self.clock {

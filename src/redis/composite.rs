@@ -5,7 +5,7 @@
 //! with no race at all. Keys in different slots are not a group: the seam's protocol then
 //! decides them member by member.
 
-use super::algorithm::{sealed::Scripted, RedisAlgorithm};
+use super::algorithm::{script_code, RedisAlgorithm};
 use super::error::RedisError;
 use super::inner::Inner;
 use super::keys::hash_slot;
@@ -44,7 +44,7 @@ impl<A: RedisAlgorithm, C: TimeSource> Part for Inner<A, C> {
 
     fn block(&self, cost: u32) -> (&'static str, Option<u64>, [u8; 32]) {
         let (sent, _) = self.instant();
-        (<A as Scripted>::KIND.code(), sent, self.params(cost))
+        (script_code(A::KIND), sent, self.params(cost))
     }
 
     fn limit(&self) -> u32 {

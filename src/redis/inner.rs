@@ -8,7 +8,7 @@ use super::fallback::Standby;
 use super::keys::KeySpace;
 use super::link::{Arg, Link};
 use super::params::Params;
-use super::reply::{self, Numbers};
+use super::reply::{self, ScriptAnswer};
 use super::scripts::Script;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
@@ -16,7 +16,6 @@ use super::undo::Undo;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::clock::Clock;
 use crate::decision::Decision;
-use crate::error::CapacityError;
 use crate::quota::Quota;
 use redis::Value;
 use std::sync::Arc;
@@ -41,7 +40,7 @@ pub(crate) struct Inner<A: RedisAlgorithm, C: TimeSource> {
 impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
     /// Refuses what no wait can admit.
     pub(crate) fn fits(&self, cost: u32, op: Op) -> Result<(), RedisError> {
-        Ok(CapacityError::check(cost, self.capacity, op)?)
+        Ok(op.within_capacity(cost, self.capacity)?)
     }
 
     /// The instant to send (`None`: Redis reads `TIME`) and the same instant on the deny
@@ -71,7 +70,7 @@ impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
     }
 
     /// What a reply teaches the deny cache.
-    pub(crate) fn learn(&self, key: &str, cost: u32, op: Op, at: u64, numbers: &Numbers) {
+    pub(crate) fn learn(&self, key: &str, cost: u32, op: Op, at: u64, numbers: &ScriptAnswer) {
         let Some(cache) = &self.deny_cache else {
             return;
         };
@@ -97,7 +96,7 @@ impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
         op: &'static str,
         cost: u32,
         sent: Option<u64>,
-    ) -> Result<(Numbers, Vec<Value>), RedisError> {
+    ) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
         if !self.link.health.is_up() {
             return Err(RedisError::unavailable(
                 "not connected (reconnecting in the background)",

@@ -12,8 +12,8 @@
 //!   (a deploy) starts from fresh state under new names while the old names expire on their
 //!   own, instead of reinterpreting one algorithm's numbers with another's parameters.
 
-use super::algorithm::ScriptKind;
 use super::error::RedisError;
+use crate::algorithm::AlgorithmKind;
 use crate::quota::Quota;
 use redis::cluster_routing::Slot;
 use std::fmt::Write;
@@ -28,7 +28,11 @@ pub(crate) struct KeySpace {
 impl KeySpace {
     /// The names for `kind` and `quota` under `prefix`, which must not contain braces (they
     /// would move the hash tag).
-    pub(crate) fn new(prefix: &str, kind: ScriptKind, quota: &Quota) -> Result<Self, RedisError> {
+    pub(crate) fn new(
+        prefix: &str,
+        kind: AlgorithmKind,
+        quota: &Quota,
+    ) -> Result<Self, RedisError> {
         if prefix.contains(['{', '}']) {
             return Err(RedisError::config(format!(
                 "the prefix {prefix:?} contains a brace, which would break the hash tag that \
@@ -37,7 +41,7 @@ impl KeySpace {
         }
         let mut suffix = format!(
             ":{}:{}/{}",
-            kind.key_name(),
+            kind.name(),
             quota.limit(),
             compact_period(quota.period_nanos())
         );
@@ -107,28 +111,28 @@ mod tests {
     #[test]
     fn names_put_the_key_in_the_tag_and_the_quota_at_the_end() {
         let quota = Quota::per_minute(100).with_burst(20);
-        let gcra = KeySpace::new("sluicegate:", ScriptKind::Gcra, &quota).unwrap();
+        let gcra = KeySpace::new("sluicegate:", AlgorithmKind::Gcra, &quota).unwrap();
         assert_eq!(gcra.name("user:42"), "sluicegate:{user:42}:gcra:100/1m:b20");
-        let window = KeySpace::new("api:", ScriptKind::SlidingWindow, &quota).unwrap();
+        let window = KeySpace::new("api:", AlgorithmKind::SlidingWindow, &quota).unwrap();
         assert_eq!(
             window.name("user:42"),
             "api:{user:42}:sliding-window:100/1m"
         );
         let odd = Quota::new(5, Duration::from_nanos(7_000_003)).unwrap();
-        let log = KeySpace::new("", ScriptKind::SlidingLog, &odd).unwrap();
+        let log = KeySpace::new("", AlgorithmKind::SlidingLog, &odd).unwrap();
         assert_eq!(log.name(""), "{}:sliding-log:5/7000003ns");
     }
 
     #[test]
     fn braces_in_keys_are_escaped_one_to_one_and_refused_in_prefixes() {
         let quota = Quota::per_second(1);
-        let space = KeySpace::new("p:", ScriptKind::FixedWindow, &quota).unwrap();
+        let space = KeySpace::new("p:", AlgorithmKind::FixedWindow, &quota).unwrap();
         assert_eq!(space.name("a}b{c%"), "p:{a%7Db%7Bc%25}:fixed-window:1/1s");
         assert_ne!(space.name("%7D"), space.name("}"));
         let name = space.name("x}y");
         assert_eq!(hash_slot(name.as_bytes()), hash_slot(b"x%7Dy"));
         assert!(matches!(
-            KeySpace::new("a{b}:", ScriptKind::Gcra, &quota),
+            KeySpace::new("a{b}:", AlgorithmKind::Gcra, &quota),
             Err(RedisError::Config { .. })
         ));
     }

@@ -4,7 +4,7 @@
 //! Everything that multiplies a cost by a per-request amount is done here, in u128, so the
 //! scripts only add, compare and divide numbers at or below 2^52.
 
-use super::algorithm::ScriptKind;
+use crate::algorithm::AlgorithmKind;
 use crate::algorithm::SlidingLog;
 use crate::error::QuotaError;
 use crate::quota::Quota;
@@ -43,8 +43,8 @@ pub(crate) enum Params {
 
 impl Params {
     /// The parameters of `kind` for `quota`, or why the scripts cannot run it exactly.
-    pub(crate) fn new(kind: ScriptKind, quota: &Quota) -> Result<Params, QuotaError> {
-        let name = kind.name();
+    pub(crate) fn new(kind: AlgorithmKind, quota: &Quota) -> Result<Params, QuotaError> {
+        let name = kind.type_name();
         let (limit, burst) = (u64::from(quota.limit()), u64::from(quota.burst()));
         let period = quota.period_nanos();
         if period < 1_000 {
@@ -57,7 +57,7 @@ impl Params {
             ));
         }
         let params = match kind {
-            ScriptKind::Gcra | ScriptKind::LeakyBucket => {
+            AlgorithmKind::Gcra | AlgorithmKind::LeakyBucket => {
                 let g = gcd(period, 1_000 * limit);
                 let (d, t) = (1_000 * limit / g, period / g);
                 let cap = u128::from(burst) * u128::from(t);
@@ -72,13 +72,13 @@ impl Params {
                     ));
                 }
                 Params::Emission {
-                    shaping: kind == ScriptKind::LeakyBucket,
+                    shaping: kind == AlgorithmKind::LeakyBucket,
                     d,
                     t,
                     cap: cap as u64,
                 }
             }
-            ScriptKind::TokenBucket => {
+            AlgorithmKind::TokenBucket => {
                 let g = gcd(period, 1_000 * limit);
                 let (e, r) = (period / g, 1_000 * limit / g);
                 let full = u128::from(burst) * u128::from(e);
@@ -99,7 +99,7 @@ impl Params {
                     full: full as u64,
                 }
             }
-            ScriptKind::FixedWindow | ScriptKind::SlidingWindow => {
+            AlgorithmKind::FixedWindow | AlgorithmKind::SlidingWindow => {
                 let g = gcd(period, 1_000);
                 let (m, d) = (1_000 / g, period / g);
                 let span = u128::from(m + 1) * u128::from(d);
@@ -114,7 +114,7 @@ impl Params {
                     ));
                 }
                 let weighted = u128::from(limit) * u128::from(d);
-                if kind == ScriptKind::SlidingWindow && weighted > MAX_PRODUCT {
+                if kind == AlgorithmKind::SlidingWindow && weighted > MAX_PRODUCT {
                     return Err(unsupported(
                         name,
                         format!(
@@ -126,13 +126,13 @@ impl Params {
                     ));
                 }
                 let limit = quota.limit();
-                if kind == ScriptKind::FixedWindow {
+                if kind == AlgorithmKind::FixedWindow {
                     Params::FixedWindow { limit, m, d }
                 } else {
                     Params::SlidingWindow { limit, m, d }
                 }
             }
-            ScriptKind::SlidingLog => {
+            AlgorithmKind::SlidingLog => {
                 let limit = quota.limit();
                 if limit > MAX_LOG_LIMIT {
                     return Err(unsupported(
@@ -211,14 +211,14 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn params(kind: ScriptKind, quota: Quota) -> Result<Params, QuotaError> {
+    fn params(kind: AlgorithmKind, quota: Quota) -> Result<Params, QuotaError> {
         Params::new(kind, &quota)
     }
 
     #[test]
     fn emission_units_make_the_interval_whole() {
         // 100/minute: T = 600,000 us exactly, one unit per us.
-        let p = params(ScriptKind::Gcra, Quota::per_minute(100).with_burst(20)).unwrap();
+        let p = params(AlgorithmKind::Gcra, Quota::per_minute(100).with_burst(20)).unwrap();
         assert_eq!(
             p,
             Params::Emission {
@@ -229,7 +229,7 @@ mod tests {
             }
         );
         // 3/s: T = 333,333 1/3 us, so units of 1/3 us.
-        let p = params(ScriptKind::LeakyBucket, Quota::per_second(3)).unwrap();
+        let p = params(AlgorithmKind::LeakyBucket, Quota::per_second(3)).unwrap();
         assert_eq!(
             p,
             Params::Emission {
@@ -247,7 +247,7 @@ mod tests {
 
     #[test]
     fn token_units_refill_whole_per_microsecond() {
-        let p = params(ScriptKind::TokenBucket, Quota::per_second(7)).unwrap();
+        let p = params(AlgorithmKind::TokenBucket, Quota::per_second(7)).unwrap();
         // g = gcd(10^9, 7000) = 1000: E = 10^6 units per token, R = 7 per us.
         assert_eq!(
             p,
@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn windows_split_odd_periods_into_whole_units() {
         let odd = Quota::new(5, Duration::from_nanos(7_000_003)).unwrap();
-        let p = params(ScriptKind::FixedWindow, odd).unwrap();
+        let p = params(AlgorithmKind::FixedWindow, odd).unwrap();
         assert_eq!(
             p,
             Params::FixedWindow {
@@ -271,7 +271,7 @@ mod tests {
                 d: 7_000_003
             }
         );
-        let p = params(ScriptKind::SlidingWindow, Quota::per_minute(10)).unwrap();
+        let p = params(AlgorithmKind::SlidingWindow, Quota::per_minute(10)).unwrap();
         assert_eq!(
             p,
             Params::SlidingWindow {
@@ -280,7 +280,7 @@ mod tests {
                 d: 60_000_000
             }
         );
-        let p = params(ScriptKind::SlidingLog, odd).unwrap();
+        let p = params(AlgorithmKind::SlidingLog, odd).unwrap();
         assert_eq!(
             p,
             Params::SlidingLog {
@@ -297,17 +297,17 @@ mod tests {
             other => panic!("expected Unsupported, got {other:?}"),
         };
         let short = Quota::new(1, Duration::from_nanos(999)).unwrap();
-        assert!(reason(params(ScriptKind::Gcra, short)).contains("microsecond"));
+        assert!(reason(params(AlgorithmKind::Gcra, short)).contains("microsecond"));
         let huge_burst = Quota::per_hour(u32::MAX).with_burst(u32::MAX);
-        assert!(reason(params(ScriptKind::Gcra, huge_burst)).contains("2^51"));
+        assert!(reason(params(AlgorithmKind::Gcra, huge_burst)).contains("2^51"));
         let daily = Quota::per_day(52_124);
-        assert!(params(ScriptKind::SlidingWindow, daily).is_ok());
+        assert!(params(AlgorithmKind::SlidingWindow, daily).is_ok());
         let too_many = Quota::per_day(52_125);
-        assert!(reason(params(ScriptKind::SlidingWindow, too_many)).contains("2^52"));
-        assert!(params(ScriptKind::FixedWindow, too_many).is_ok());
+        assert!(reason(params(AlgorithmKind::SlidingWindow, too_many)).contains("2^52"));
+        assert!(params(AlgorithmKind::FixedWindow, too_many).is_ok());
         let long_odd = Quota::new(1, Duration::from_nanos(5_000_000_000_001)).unwrap();
-        assert!(reason(params(ScriptKind::FixedWindow, long_odd)).contains("2^52"));
+        assert!(reason(params(AlgorithmKind::FixedWindow, long_odd)).contains("2^52"));
         let big_log = Quota::per_second(MAX_LOG_LIMIT + 1);
-        assert!(reason(params(ScriptKind::SlidingLog, big_log)).contains("largest limit"));
+        assert!(reason(params(AlgorithmKind::SlidingLog, big_log)).contains("largest limit"));
     }
 }

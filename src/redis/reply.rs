@@ -7,9 +7,11 @@ use crate::decision::Decision;
 use redis::Value;
 use std::time::Duration;
 
-/// One limit's answer, as a script computes it; times in whole microseconds.
+/// One limit's answer on the wire, as a script computes it (times in whole microseconds, and
+/// the single-request retry the deny cache needs): what becomes a [`Decision`], not a second
+/// form of [`Numbers`](crate::Numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Numbers {
+pub(crate) struct ScriptAnswer {
     pub(crate) allowed: bool,
     pub(crate) remaining: u32,
     /// For a denial: until the same request would be admitted.
@@ -23,9 +25,9 @@ pub(crate) struct Numbers {
 /// Bytes of one limit's packed numbers.
 const PACKED: usize = 48;
 
-impl Numbers {
+impl ScriptAnswer {
     /// The six numbers packed in `bytes` (exactly [`PACKED`] of them).
-    fn unpack(bytes: &[u8]) -> Result<Numbers, RedisError> {
+    fn unpack(bytes: &[u8]) -> Result<ScriptAnswer, RedisError> {
         let mut fields = bytes.chunks_exact(8).map(|chunk| {
             let value = f64::from_be_bytes(chunk.try_into().expect("chunks of 8"));
             if value >= 0.0 && value.fract() == 0.0 && value < 9_007_199_254_740_992.0 {
@@ -39,7 +41,7 @@ impl Numbers {
                 .next()
                 .unwrap_or_else(|| Err(malformed("too few numbers")))
         };
-        Ok(Numbers {
+        Ok(ScriptAnswer {
             allowed: next()? != 0,
             remaining: u32::try_from(next()?).unwrap_or(u32::MAX),
             retry_us: next()?,
@@ -64,14 +66,16 @@ impl Numbers {
 
 /// A single-key script's reply: the numbers, and after a reservation that wrote, what an
 /// undo needs.
-pub(crate) fn single(value: Value) -> Result<(Numbers, Vec<Value>), RedisError> {
+pub(crate) fn single(value: Value) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
     match value {
-        Value::BulkString(bytes) if bytes.len() == PACKED => Ok((Numbers::unpack(&bytes)?, vec![])),
+        Value::BulkString(bytes) if bytes.len() == PACKED => {
+            Ok((ScriptAnswer::unpack(&bytes)?, vec![]))
+        }
         Value::Array(mut fields) if !fields.is_empty() => {
             let extra = fields.split_off(1);
             match &fields[0] {
                 Value::BulkString(bytes) if bytes.len() == PACKED => {
-                    Ok((Numbers::unpack(bytes)?, extra))
+                    Ok((ScriptAnswer::unpack(bytes)?, extra))
                 }
                 _ => Err(malformed("expected packed numbers")),
             }
@@ -81,7 +85,10 @@ pub(crate) fn single(value: Value) -> Result<(Numbers, Vec<Value>), RedisError> 
 }
 
 /// The composite script's reply: whether every limit allowed, then each limit's numbers.
-pub(crate) fn composite(value: Value, limits: usize) -> Result<(bool, Vec<Numbers>), RedisError> {
+pub(crate) fn composite(
+    value: Value,
+    limits: usize,
+) -> Result<(bool, Vec<ScriptAnswer>), RedisError> {
     let Value::BulkString(bytes) = value else {
         return Err(malformed("expected packed numbers"));
     };
@@ -91,7 +98,7 @@ pub(crate) fn composite(value: Value, limits: usize) -> Result<(bool, Vec<Number
     let all = f64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")) != 0.0;
     let numbers = bytes[8..]
         .chunks_exact(PACKED)
-        .map(Numbers::unpack)
+        .map(ScriptAnswer::unpack)
         .collect::<Result<_, _>>()?;
     Ok((all, numbers))
 }

@@ -3,7 +3,7 @@
 //! cluster node) answers `NOSCRIPT`, and the call is repeated once as `EVAL`, which also
 //! caches it there (`Link::eval` says why not through redis-rs's `ScriptInvocation`).
 
-use super::algorithm::ScriptKind;
+use crate::algorithm::AlgorithmKind;
 use std::sync::LazyLock;
 
 /// A script's source and its SHA1.
@@ -56,14 +56,14 @@ pub(crate) struct Scripts {
 
 impl Scripts {
     /// The script deciding one key of `kind`.
-    pub(crate) fn single(&self, kind: ScriptKind) -> &Script {
+    pub(crate) fn single(&self, kind: AlgorithmKind) -> &Script {
         match kind {
-            ScriptKind::Gcra => &self.gcra,
-            ScriptKind::TokenBucket => &self.token_bucket,
-            ScriptKind::LeakyBucket => &self.leaky_bucket,
-            ScriptKind::FixedWindow => &self.fixed_window,
-            ScriptKind::SlidingWindow => &self.sliding_window,
-            ScriptKind::SlidingLog => &self.sliding_log,
+            AlgorithmKind::Gcra => &self.gcra,
+            AlgorithmKind::TokenBucket => &self.token_bucket,
+            AlgorithmKind::LeakyBucket => &self.leaky_bucket,
+            AlgorithmKind::FixedWindow => &self.fixed_window,
+            AlgorithmKind::SlidingWindow => &self.sliding_window,
+            AlgorithmKind::SlidingLog => &self.sliding_log,
         }
     }
 }

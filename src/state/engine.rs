@@ -6,7 +6,7 @@
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::rules::{FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket};
+use crate::rules::{AlgorithmKind, FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket};
 use crate::state::sync::AtomicU64;
 use std::fmt;
 
@@ -62,8 +62,10 @@ pub enum Sweep {
 
 /// What a limiter needs from an algorithm: its parameters, its concurrent state, a check.
 pub trait Engine: Send + Sync + Sized + 'static {
+    /// Which of the six this is.
+    const KIND: AlgorithmKind;
     /// The algorithm's name, for errors and `Debug`.
-    const NAME: &'static str;
+    const NAME: &'static str = Self::KIND.type_name();
     /// The quota, preprocessed for the hot path.
     type Params: Copy + fmt::Debug + Send + Sync;
     /// One direct limiter's concurrent state.
@@ -157,9 +159,9 @@ pub trait Engine: Send + Sync + Sized + 'static {
 /// Implements [`Engine`] for a [`Packed`](crate::rules::Packed) algorithm on a
 /// [`StateCell`](crate::state::cell::StateCell).
 macro_rules! packed_engine {
-    ($algorithm:ty) => {
+    ($algorithm:ident) => {
         impl $crate::state::engine::Engine for $algorithm {
-            const NAME: &'static str = <$algorithm as $crate::rules::Packed>::NAME;
+            const KIND: $crate::rules::AlgorithmKind = $crate::rules::AlgorithmKind::$algorithm;
             type Params = <$algorithm as $crate::rules::Packed>::Params;
             type Cell = $crate::state::cell::StateCell;
 

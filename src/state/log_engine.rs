@@ -9,10 +9,10 @@ use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
 use crate::rules::sliding_log::SlidingLogParams;
-use crate::rules::{Op, SlidingLog};
+use crate::rules::{AlgorithmKind, Op, SlidingLog};
 
 impl Engine for SlidingLog {
-    const NAME: &'static str = SlidingLog::NAME;
+    const KIND: AlgorithmKind = AlgorithmKind::SlidingLog;
     type Params = SlidingLogParams;
     type Cell = LogRing;
 

@@ -1,12 +1,6 @@
 //! [`Observed`]: what a limiter tells dashboards and metrics about itself.
 
-use crate::algorithm::Algorithm;
-use crate::clock::Clock;
-use crate::dynamic::{AnyKeyedLimiter, AnyLimiter};
-use crate::keyed::KeyedLimiter;
-use crate::limiter::Limiter;
 use crate::quota::Quota;
-use std::hash::{BuildHasher, Hash};
 
 /// Checks decided so far: allowed and denied (peeks are not counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -25,8 +19,8 @@ pub struct Counts {
 /// checks in per-thread records, summed when read, so reading costs the reader a walk over
 /// those records and costs the checks nothing.
 ///
-/// Implemented for every limiter of this crate; implement it for your own wrappers to
-/// publish them the same way.
+/// Implemented for every limiter of this crate (beside each limiter: telemetry is a leaf that
+/// knows no limiter); implement it for your own wrappers to publish them the same way.
 pub trait Observed: Send + Sync {
     /// Checks allowed and denied so far, if this limiter counts them.
     fn counts(&self) -> Option<Counts>;
@@ -50,125 +44,5 @@ pub trait Observed: Send + Sync {
     /// The quota every key gets, when there is one.
     fn quota(&self) -> Option<Quota> {
         None
-    }
-}
-
-impl<K, A, C, S> Observed for KeyedLimiter<K, A, C, S>
-where
-    K: Hash + Eq + Clone + Send + Sync,
-    A: Algorithm,
-    C: Clock,
-    S: BuildHasher + Send + Sync,
-{
-    fn counts(&self) -> Option<Counts> {
-        Some(Counts {
-            allowed: self.allowed(),
-            denied: self.denied(),
-        })
-    }
-
-    fn keys(&self) -> Option<usize> {
-        Some(self.len())
-    }
-
-    fn memory_bytes(&self) -> Option<usize> {
-        Some(KeyedLimiter::memory_bytes(self))
-    }
-
-    fn swept_keys(&self) -> Option<u64> {
-        Some(KeyedLimiter::swept_keys(self))
-    }
-
-    fn table_full(&self) -> Option<u64> {
-        Some(self.table_full_denials())
-    }
-
-    fn quota(&self) -> Option<Quota> {
-        Some(KeyedLimiter::quota(self))
-    }
-}
-
-impl<K, C, S> Observed for AnyKeyedLimiter<K, C, S>
-where
-    K: Hash + Eq + Clone + Send + Sync,
-    C: Clock,
-    S: BuildHasher + Send + Sync,
-{
-    fn counts(&self) -> Option<Counts> {
-        Some(Counts {
-            allowed: self.allowed(),
-            denied: self.denied(),
-        })
-    }
-
-    fn keys(&self) -> Option<usize> {
-        Some(self.len())
-    }
-
-    fn memory_bytes(&self) -> Option<usize> {
-        Some(AnyKeyedLimiter::memory_bytes(self))
-    }
-
-    fn swept_keys(&self) -> Option<u64> {
-        Some(AnyKeyedLimiter::swept_keys(self))
-    }
-
-    fn table_full(&self) -> Option<u64> {
-        Some(self.table_full_denials())
-    }
-
-    fn quota(&self) -> Option<Quota> {
-        Some(AnyKeyedLimiter::quota(self))
-    }
-}
-
-/// A direct limiter counts its checks with the `metrics` feature (in per-thread records, as
-/// keyed limiters do); without it, only its quota and memory are reported.
-impl<A: Algorithm, C: Clock> Observed for Limiter<A, C> {
-    fn counts(&self) -> Option<Counts> {
-        #[cfg(feature = "metrics")]
-        return Some(Counts {
-            allowed: self.allowed(),
-            denied: self.denied(),
-        });
-        #[cfg(not(feature = "metrics"))]
-        None
-    }
-
-    fn keys(&self) -> Option<usize> {
-        None
-    }
-
-    fn memory_bytes(&self) -> Option<usize> {
-        Some(Limiter::memory_bytes(self))
-    }
-
-    fn quota(&self) -> Option<Quota> {
-        Some(Limiter::quota(self))
-    }
-}
-
-/// As [`Limiter`]'s.
-impl<C: Clock> Observed for AnyLimiter<C> {
-    fn counts(&self) -> Option<Counts> {
-        #[cfg(feature = "metrics")]
-        return Some(Counts {
-            allowed: self.allowed(),
-            denied: self.denied(),
-        });
-        #[cfg(not(feature = "metrics"))]
-        None
-    }
-
-    fn keys(&self) -> Option<usize> {
-        None
-    }
-
-    fn memory_bytes(&self) -> Option<usize> {
-        Some(AnyLimiter::memory_bytes(self))
-    }
-
-    fn quota(&self) -> Option<Quota> {
-        Some(AnyLimiter::quota(self))
     }
 }

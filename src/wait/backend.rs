@@ -4,7 +4,6 @@ use super::until::until;
 use super::Jitter;
 use crate::backend::{Backend, BackendError, Op};
 use crate::decision::Decision;
-use crate::error::CapacityError;
 use std::future::Future;
 
 /// `until_ready` for every [`Backend`]: in-process limiters, Redis, `dyn Backend<str>`.
@@ -57,7 +56,7 @@ pub trait UntilReady<Q: ?Sized + Sync>: Backend<Q> {
         jitter: Jitter,
     ) -> impl Future<Output = Result<Decision, BackendError>> + Send + 'a {
         async move {
-            CapacityError::check(n, self.max_cost(), Op::Check)?;
+            Op::Check.within_capacity(n, self.max_cost())?;
             until(|| self.decide(key, n, Op::Check), jitter).await
         }
     }

@@ -14,7 +14,7 @@
 -- nothing. Hit (recorded whatever the answer): tat = max(tat, now) + n*T, the backlog
 -- saturating at 2^51 units (for ordinary quotas, decades), so debt is repaid at the rate.
 --
--- Numbers: remaining = floor((cap - backlog') / T); reset_after = ceil(backlog' / D) us (the
+-- ScriptAnswer: remaining = floor((cap - backlog') / T); reset_after = ceil(backlog' / D) us (the
 -- first whole us at which tat has passed); retry_after = the first whole us at which the
 -- backlog has drained to cap - n*T; a shaping request waits ceil(backlog / D) us for its slot.
 --

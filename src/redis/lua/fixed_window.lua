@@ -11,7 +11,7 @@
 -- Hit (recorded whatever the answer): the count saturates at `limit`; a full window denies
 -- everything until it ends, so nothing is lost and hits stay exact.
 --
--- Numbers: remaining = limit - count; retry_after and (when the count is not 0) reset_after:
+-- ScriptAnswer: remaining = limit - count; retry_after and (when the count is not 0) reset_after:
 -- the first whole us of the next window. Exact integer arithmetic, any limit.
 local function decide_fixed_window(key, now, n, mode, params)
   local floor, byte, pack, sunpack = math.floor, string.byte, struct.pack, struct.unpack

@@ -16,7 +16,7 @@
 -- expired ones first): a hit of n logs min(n, limit) units, and decisions stay exact. Live
 -- entries are counted by score, so expired ones left behind change nothing.
 --
--- Numbers: remaining = limit - live'; retry_after = until the entry blocking the request
+-- ScriptAnswer: remaining = limit - live'; retry_after = until the entry blocking the request
 -- expires; reset_after = until the newest entry expires.
 --
 -- Range: limit <= 65,536 (checked when the limiter is built: a write of n units costs

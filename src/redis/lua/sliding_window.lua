@@ -12,7 +12,7 @@
 --
 -- Hit (recorded whatever the answer): the current count saturates at `limit`.
 --
--- Numbers: remaining = ceil(headroom / d) with headroom = limit*d - prev*(d - e) - curr*d;
+-- ScriptAnswer: remaining = ceil(headroom / d) with headroom = limit*d - prev*(d - e) - curr*d;
 -- reset_after = the first whole us of the window after next (or of the next one when only
 -- prev is left); retry_after = the first whole us at which the weight has faded enough, in
 -- this window, the next, or at the latest the start of the one after.

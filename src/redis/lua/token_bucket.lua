@@ -15,7 +15,7 @@
 -- Hit (recorded whatever the answer): the tokens go negative by what was missing, saturating
 -- at -2^51 units, so debt is repaid at the refill rate.
 --
--- Numbers: remaining = floor(tokens' / E); reset_after = ceil((full - tokens') / R) us;
+-- ScriptAnswer: remaining = floor(tokens' / E); reset_after = ceil((full - tokens') / R) us;
 -- retry_after = ceil((need - tokens) / R) us, the first whole us at which n tokens are there.
 --
 -- Range: full <= 2^51 units (checked when the limiter is built); tokens >= -2^51, so the
