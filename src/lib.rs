@@ -86,7 +86,7 @@ pub mod algorithm {
 pub mod backend;
 pub mod clock;
 #[cfg(feature = "serde")]
-pub mod config;
+mod config;
 mod decision;
 pub mod dynamic;
 mod error;
@@ -104,7 +104,7 @@ pub mod tiers;
 #[cfg(feature = "tokio")]
 pub mod wait;
 
-pub use backend::{Composite, Keyed, Limit};
+pub use backend::{Composite, Limit};
 pub use decision::{Decision, Numbers};
 pub use error::{CapacityError, QuotaError};
 pub use keyed::{KeyedBuilder, KeyedLimiter};

@@ -168,7 +168,7 @@ fn a_race_denial_undoes_the_earlier_members() {
             self.0.quota()
         }
         fn max_cost(&self) -> u32 {
-            self.0.capacity()
+            self.0.max_cost()
         }
         fn decide<'a>(&'a self, key: &'a str, cost: u32, op: Op) -> sluicegate::backend::Call<'a> {
             if op == Op::Check {

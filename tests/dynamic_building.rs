@@ -68,7 +68,7 @@ fn the_builder_sets_every_knob() {
         .unwrap();
     assert_eq!(limiter.algorithm(), AlgorithmKind::SlidingLog);
     assert_eq!(limiter.shards(), 2);
-    assert!(limiter.capacity() >= 64);
+    assert!(limiter.slots() >= 64);
     // max_keys 2 over 2 shards: one live key per shard. Of 64 keys, two find a free shard
     // (all 64 hashing to one shard has odds of 2^-63) and the others a full table.
     let refused: Vec<_> = (0..64u64)

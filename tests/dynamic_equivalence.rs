@@ -82,7 +82,7 @@ fn direct_agrees<A: Algorithm>(
     };
     prop_assert_eq!(dynamic.algorithm(), kind);
     prop_assert_eq!(dynamic.quota(), generic.quota());
-    prop_assert_eq!(dynamic.capacity(), generic.capacity());
+    prop_assert_eq!(dynamic.max_cost(), generic.max_cost());
     for (i, (step, op)) in trace.iter().zip(ops).enumerate() {
         clock.advance(std::time::Duration::from_nanos(step.gap));
         let (expected, got) = match op {

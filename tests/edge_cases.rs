@@ -33,7 +33,7 @@ fn assert_never_over_admits<A: Algorithm, M: Model>(
         physical += gap;
         let reading = physical.saturating_sub(back);
         clock.set_nanos(reading);
-        let cost = cost.min(limiter.capacity());
+        let cost = cost.min(limiter.max_cost());
         if limiter.check_n(cost).unwrap().is_allowed() {
             admitted_at = admitted_at.max(reading);
             prop_assert!(
@@ -145,7 +145,7 @@ fn assert_refused<A: Algorithm>(quota: Quota) {
 fn assert_exact<A: Algorithm>(quota: Quota, retry: Duration) {
     let (limiter, clock) = build::<A>(quota).unwrap_or_else(|e| panic!("{quota}: {e}"));
     assert!(
-        limiter.check_n(limiter.capacity()).unwrap().is_allowed(),
+        limiter.check_n(limiter.max_cost()).unwrap().is_allowed(),
         "{quota}"
     );
     let denied = limiter.check();
@@ -231,7 +231,7 @@ fn a_cost_beyond_capacity_is_an_error_naming_it() {
     assert!(rate.peek_n(5).is_err());
     // Window algorithms admit up to the limit per window, whatever the burst.
     let (window, _) = build::<SlidingLog>(Quota::per_second(10).with_burst(4)).unwrap();
-    assert_eq!(window.capacity(), 10);
+    assert_eq!(window.max_cost(), 10);
     assert!(window.check_n(10).unwrap().is_allowed());
 }
 

@@ -90,7 +90,7 @@ fn bounded<A: Algorithm, M: Model>(
         let cost = if step.hit {
             step.cost
         } else {
-            step.cost.min(limiter.capacity())
+            step.cost.min(limiter.max_cost())
         };
         let model_admits = model.clone().check(now, cost).is_some();
         let decision = if step.hit {
@@ -292,7 +292,7 @@ fn racing_changes<A: Algorithm>(series: &[(u32, u32)]) {
         let last = if keyed {
             table.max_cost()
         } else {
-            direct.capacity()
+            direct.max_cost()
         };
         assert_eq!(
             admitted.load(Ordering::Relaxed),

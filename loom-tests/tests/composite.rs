@@ -314,7 +314,7 @@ fn pair_race<A: Algorithm, G: Model + 'static>(
             .collect();
         let outcome = Run {
             histories,
-            global_consumed: global.capacity() - ends[1].1.remaining,
+            global_consumed: global.max_cost() - ends[1].1.remaining,
             key_remaining: ends[0].1.remaining,
             ends,
         };

@@ -3,14 +3,7 @@
 //! [`Composite`](crate::Composite), [`all_of`] and [`all_of_each`] (and through them the HTTP
 //! layer and the service) are thin uses of it.
 //!
-//! 1. A cost no wait can admit (above a member's capacity) is refused before anything runs.
-//! 2. One member: its own check is already all-or-nothing.
-//! 3. Every member in one store that decides groups ([`Joint`]): one step there.
-//! 4. Otherwise member by member: every member is peeked, so a denial writes nothing
-//!    anywhere; then each is reserved in order, and if one changed since its peek and now
-//!    denies, the earlier ones are undone, exactly unless something else was recorded on them
-//!    in between (then those units stay consumed: a race errs toward denying, never toward
-//!    admitting). An error from any member undoes the reservations made before it.
+//! The steps are in [the seam's docs](super#the-all-or-nothing-protocol).
 
 use super::summary::Summary;
 use super::{BackendError, Joint, Member, Part, Receipt};
@@ -47,7 +40,7 @@ impl std::error::Error for MemberError {
 /// member: allowed only if all allow, and then all consume (`Op::Check`); a denial consumes
 /// nothing. `Op::Peek` answers the same without consuming; `Op::Hit` records the cost on every
 /// member and is within the limit only if it is within every member's. The steps are the
-/// [protocol's](self).
+/// [protocol's](crate::backend#the-all-or-nothing-protocol).
 ///
 /// The decision reports the tightest `remaining` (and that member's `limit`), the longest
 /// `retry_after` (when every member admits the request again), `reset_after` and `wait`. With

@@ -48,7 +48,7 @@ impl<A: Algorithm, C: Clock> sealed::InProcess for Limiter<A, C> {}
 
 impl<A: Algorithm, C: Clock> Part for Limiter<A, C> {
     fn max_cost(&self) -> u32 {
-        self.capacity()
+        self.max_cost()
     }
 
     fn decide(&self, cost: u32, op: Op) -> Call<'_> {

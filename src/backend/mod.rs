@@ -25,6 +25,23 @@
 //! assert!(!admit(&per_client, "10.0.0.1"));
 //! # Ok::<(), sluicegate::QuotaError>(())
 //! ```
+//!
+//! # The all-or-nothing protocol
+//!
+//! One request against several limits ([`Composite`], [`all_of`], [`all_of_each`]; the HTTP
+//! layer's several limits; the rate-limit service's descriptors) is allowed only if every
+//! limit allows it, and then every one consumes; a denial consumes nothing. Every composite
+//! runs the same steps, over [`Part`]s (a limit bound to its key):
+//!
+//! 1. A cost no wait can admit (above a member's capacity) is refused before anything runs.
+//! 2. One member: its own check is already all-or-nothing.
+//! 3. Every member in one store that decides groups (the batch hook, [`Backend::joint`]: one
+//!    Redis node): one step there, a single script that decides every limit before writing.
+//! 4. Otherwise member by member: every member is peeked, so a denial writes nothing
+//!    anywhere; then each is reserved in order, and if one changed since its peek and now
+//!    denies, the earlier ones are undone, exactly unless something else was recorded on them
+//!    in between (then those units stay consumed: a race errs toward denying, never toward
+//!    admitting). An error from any member undoes the reservations made before it.
 
 mod all_of;
 mod call;
@@ -191,7 +208,7 @@ where
     }
 
     fn max_cost(&self) -> u32 {
-        self.capacity()
+        Limiter::max_cost(self)
     }
 
     fn immediate(&self) -> bool {
@@ -200,11 +217,13 @@ where
 
     #[inline]
     fn decide<'a>(&'a self, _key: &'a Q, cost: u32, op: Op) -> Call<'a> {
-        Call::ready(fits(cost, self.capacity(), op).map(|()| Limiter::decide(self, cost, op)))
+        Call::ready(
+            fits(cost, Limiter::max_cost(self), op).map(|()| Limiter::decide(self, cost, op)),
+        )
     }
 
     fn reserve<'a>(&'a self, _key: &'a Q, cost: u32) -> Call<'a, Reservation> {
-        Call::ready(fits(cost, self.capacity(), Op::Check).map(|()| {
+        Call::ready(fits(cost, Limiter::max_cost(self), Op::Check).map(|()| {
             let (decision, swap) = Limiter::reserve(self, cost, Op::Check);
             Reservation {
                 decision,

@@ -50,7 +50,7 @@ where
     }
 
     fn max_cost(&self) -> u32 {
-        self.capacity()
+        self.max_cost()
     }
 
     #[inline]

@@ -1,25 +1,18 @@
-//! [`AnyKeyedBuilder`]: the knobs of an [`AnyKeyedLimiter`](super::AnyKeyedLimiter).
+//! [`AnyKeyedBuilder`]: the knobs of an [`AnyKeyedLimiter`](super::AnyKeyedLimiter): a
+//! [`KeyedBuilder`]'s, with the algorithm as a value.
 
 use super::for_kind;
 use super::keyed::{AnyKeyedLimiter, Keyed};
-use crate::clock::{Clock, ManualClock};
+use crate::algorithm::{AlgorithmKind, Gcra};
+use crate::clock::Clock;
 use crate::error::QuotaError;
-use crate::keyed::{KeyedBuilder, KeyedLimiter};
-use crate::policy::AlgorithmKind;
+use crate::keyed::{ClockSource, KeyedBuilder, TableOptions};
 use crate::quota::Quota;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
-use std::marker::PhantomData;
 
-/// Where the clock will come from: one given, or the type's default made at `build` (so a
-/// default [`CoarseClock`](crate::clock::CoarseClock) replaced by `.clock(...)` never starts).
-enum ClockSource<C> {
-    Given(C),
-    Default(fn() -> C),
-}
-
-/// Builds an [`AnyKeyedLimiter`]: the same knobs as [`KeyedBuilder`] (clock, hasher, shard
-/// count, initial capacity, `max_keys`), with the algorithm as a value. Start with
+/// Builds an [`AnyKeyedLimiter`]: a [`KeyedBuilder`]'s knobs (clock, hasher, shard count,
+/// initial capacity, `max_keys`, name), with the algorithm as a value. Start with
 /// [`AnyKeyedLimiter::builder`].
 ///
 /// ```
@@ -38,14 +31,9 @@ enum ClockSource<C> {
 /// # Ok::<(), sluicegate::QuotaError>(())
 /// ```
 pub struct AnyKeyedBuilder<K, C, S> {
-    quota: Quota,
     algorithm: AlgorithmKind,
-    clock: ClockSource<C>,
-    hasher: S,
-    shards: Option<usize>,
-    initial_keys: Option<usize>,
-    max_keys: Option<usize>,
-    keys: PhantomData<fn() -> K>,
+    /// Every other knob; its algorithm parameter is replaced when building.
+    inner: KeyedBuilder<K, Gcra, C, S>,
 }
 
 impl<K, C: Clock, S> AnyKeyedBuilder<K, C, S> {
@@ -56,53 +44,31 @@ impl<K, C: Clock, S> AnyKeyedBuilder<K, C, S> {
         Self::from_source(quota, algorithm, ClockSource::Default(C::default), hasher)
     }
 
-    pub(crate) fn with_clock(quota: Quota, algorithm: AlgorithmKind, clock: C, hasher: S) -> Self {
-        Self::from_source(quota, algorithm, ClockSource::Given(clock), hasher)
-    }
-
-    fn from_source(
+    pub(crate) fn from_source(
         quota: Quota,
         algorithm: AlgorithmKind,
         clock: ClockSource<C>,
         hasher: S,
     ) -> Self {
         AnyKeyedBuilder {
-            quota,
             algorithm,
-            clock,
-            hasher,
-            shards: None,
-            initial_keys: None,
-            max_keys: None,
-            keys: PhantomData,
+            inner: KeyedBuilder::from_source(quota, clock, hasher),
         }
     }
 
     /// Reads time from `clock`.
     pub fn clock<C2: Clock>(self, clock: C2) -> AnyKeyedBuilder<K, C2, S> {
         AnyKeyedBuilder {
-            quota: self.quota,
             algorithm: self.algorithm,
-            clock: ClockSource::Given(clock),
-            hasher: self.hasher,
-            shards: self.shards,
-            initial_keys: self.initial_keys,
-            max_keys: self.max_keys,
-            keys: PhantomData,
+            inner: self.inner.clock(clock),
         }
     }
 
     /// Hashes keys with `hasher`; see [`KeyedBuilder::hasher`].
     pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> AnyKeyedBuilder<K, C, S2> {
         AnyKeyedBuilder {
-            quota: self.quota,
             algorithm: self.algorithm,
-            clock: self.clock,
-            hasher,
-            shards: self.shards,
-            initial_keys: self.initial_keys,
-            max_keys: self.max_keys,
-            keys: PhantomData,
+            inner: self.inner.hasher(hasher),
         }
     }
 
@@ -113,21 +79,38 @@ impl<K, C: Clock, S> AnyKeyedBuilder<K, C, S> {
     }
 
     /// Splits the table into `shards` shards; see [`KeyedBuilder::shards`].
-    pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
-        self
+    pub fn shards(self, shards: usize) -> Self {
+        self.map(|inner| inner.shards(shards))
     }
 
     /// Sizes the table for `keys` keys up front; see [`KeyedBuilder::initial_capacity`].
-    pub fn initial_capacity(mut self, keys: usize) -> Self {
-        self.initial_keys = Some(keys);
-        self
+    pub fn initial_capacity(self, keys: usize) -> Self {
+        self.map(|inner| inner.initial_capacity(keys))
     }
 
     /// Holds at most `max_keys` keys; see [`KeyedBuilder::max_keys`].
-    pub fn max_keys(mut self, max_keys: usize) -> Self {
-        self.max_keys = Some(max_keys);
-        self
+    pub fn max_keys(self, max_keys: usize) -> Self {
+        self.map(|inner| inner.max_keys(max_keys))
+    }
+
+    /// Names the limiter for its logs and metrics; see [`KeyedBuilder::name`].
+    pub fn name(self, name: impl Into<String>) -> Self {
+        self.map(|inner| inner.name(name))
+    }
+
+    /// Every knob at once (for the tiers' builder).
+    pub(crate) fn options(self, options: TableOptions) -> Self {
+        self.map(|inner| inner.options(options))
+    }
+
+    fn map(
+        self,
+        change: impl FnOnce(KeyedBuilder<K, Gcra, C, S>) -> KeyedBuilder<K, Gcra, C, S>,
+    ) -> Self {
+        AnyKeyedBuilder {
+            algorithm: self.algorithm,
+            inner: change(self.inner),
+        }
     }
 
     /// Builds the limiter, or says why the algorithm cannot run the quota.
@@ -136,70 +119,16 @@ impl<K, C: Clock, S> AnyKeyedBuilder<K, C, S> {
         K: Hash + Eq + Clone + Send + Sync,
         S: BuildHasher,
     {
-        let clock = match self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(make) => make(),
-        };
-        let settings = Settings {
-            shards: self.shards,
-            initial_keys: self.initial_keys,
-            max_keys: self.max_keys,
-        };
-        let (quota, hasher) = (self.quota, self.hasher);
-        for_kind!(Keyed, self.algorithm, A => settings.apply(generic::<K, A>(quota).clock(clock).hasher(hasher)).build())
-            .map(AnyKeyedLimiter)
+        let inner = self.inner;
+        for_kind!(Keyed, self.algorithm, A => inner.running::<A>().build()).map(AnyKeyedLimiter)
     }
-}
-
-/// The knobs that keep `KeyedBuilder`'s defaults unless set.
-struct Settings {
-    shards: Option<usize>,
-    initial_keys: Option<usize>,
-    max_keys: Option<usize>,
-}
-
-impl Settings {
-    fn apply<K, A, C: Clock, S>(
-        &self,
-        mut builder: KeyedBuilder<K, A, C, S>,
-    ) -> KeyedBuilder<K, A, C, S> {
-        if let Some(shards) = self.shards {
-            builder = builder.shards(shards);
-        }
-        if let Some(keys) = self.initial_keys {
-            builder = builder.initial_capacity(keys);
-        }
-        if let Some(max_keys) = self.max_keys {
-            builder = builder.max_keys(max_keys);
-        }
-        builder
-    }
-}
-
-/// A generic builder whose clock and hasher are replaced at once: the public
-/// `KeyedLimiter::builder` needs default-constructible ones to start from, and ManualClock's
-/// default is never made, as the builder only keeps a pointer to `ManualClock::default`.
-fn generic<K, A>(quota: Quota) -> KeyedBuilder<K, A, ManualClock, ahash::RandomState>
-where
-    K: Hash + Eq + Clone + Send + Sync,
-    A: crate::algorithm::Algorithm,
-{
-    KeyedLimiter::<K, A, ManualClock, ahash::RandomState>::builder(quota)
 }
 
 impl<K, C: fmt::Debug, S> fmt::Debug for AnyKeyedBuilder<K, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let clock: &dyn fmt::Debug = match &self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(_) => &"default",
-        };
         f.debug_struct("AnyKeyedBuilder")
-            .field("quota", &self.quota)
             .field("algorithm", &self.algorithm)
-            .field("clock", clock)
-            .field("shards", &self.shards)
-            .field("initial_capacity", &self.initial_keys)
-            .field("max_keys", &self.max_keys)
+            .field("inner", &self.inner)
             .finish()
     }
 }

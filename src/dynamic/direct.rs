@@ -127,9 +127,15 @@ impl<C: Clock> AnyLimiter<C> {
         dispatch!(Direct, &self.0, limiter => limiter.quota())
     }
 
-    /// The largest cost one check can be allowed; see [`Limiter::capacity`].
+    /// The largest cost one check can be allowed; see [`Limiter::max_cost`].
+    pub fn max_cost(&self) -> u32 {
+        dispatch!(Direct, &self.0, limiter => limiter.max_cost())
+    }
+
+    /// The old name of [`max_cost`](Self::max_cost).
+    #[deprecated(since = "0.2.0", note = "renamed `max_cost`, as on every limiter")]
     pub fn capacity(&self) -> u32 {
-        dispatch!(Direct, &self.0, limiter => limiter.capacity())
+        self.max_cost()
     }
 
     /// The clock this limiter reads.

@@ -73,7 +73,13 @@ where
     where
         S: Default,
     {
-        AnyKeyedBuilder::with_clock(quota, algorithm, clock, S::default()).build()
+        AnyKeyedBuilder::from_source(
+            quota,
+            algorithm,
+            crate::keyed::ClockSource::Given(clock),
+            S::default(),
+        )
+        .build()
     }
 
     /// A limiter for `policy`'s quota and algorithm on the default clock and hasher. The
@@ -215,9 +221,18 @@ where
         self.len() == 0
     }
 
-    /// Slots currently allocated for keys; see [`KeyedLimiter::capacity`].
+    /// Slots currently allocated for keys; see [`KeyedLimiter::slots`].
+    pub fn slots(&self) -> usize {
+        dispatch!(Keyed, &self.0, limiter => limiter.slots())
+    }
+
+    /// The old name of [`slots`](Self::slots).
+    #[deprecated(
+        since = "0.2.0",
+        note = "renamed `slots`: a limiter's capacity is a cost, `max_cost`"
+    )]
     pub fn capacity(&self) -> usize {
-        dispatch!(Keyed, &self.0, limiter => limiter.capacity())
+        self.slots()
     }
 
     /// Bytes the limiter holds; see [`KeyedLimiter::memory_bytes`].

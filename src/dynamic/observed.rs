@@ -40,7 +40,7 @@ where
     }
 }
 
-/// As [`Limiter`]'s.
+/// As [`Limiter`](crate::Limiter)'s.
 impl<C: Clock> Observed for AnyLimiter<C> {
     fn counts(&self) -> Option<Counts> {
         #[cfg(feature = "metrics")]

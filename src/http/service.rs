@@ -147,7 +147,7 @@ impl<S> RateLimitService<S> {
     {
         match verdict(&self.shared, outcome) {
             Err(response) => ResponseFuture::ready(response),
-            Ok((stamp, wait)) if wait.is_zero() || !can_sleep() => {
+            Ok((stamp, wait)) if wait.is_zero() => {
                 let request = Request::from_parts(parts, body);
                 ResponseFuture::inner(self.inner.call(request), stamp)
             }
@@ -228,20 +228,12 @@ fn stamped<B>(mut response: Response<B>, stamp: Stamp) -> Response<B> {
     response
 }
 
-/// True when a leaky bucket's shaping delay is slept: with the `tokio` feature, on tokio's
-/// timer (the service then runs in a tokio runtime, as axum's and hyper's servers do).
-/// Without it the request passes at once: the limit still holds; only the smoothing is lost.
-fn can_sleep() -> bool {
-    cfg!(feature = "tokio")
-}
-
+/// A leaky bucket's shaping delay, slept on tokio's timer (feature `http` brings `tokio`: the
+/// service runs in a tokio runtime, as axum's, hyper's and tonic's servers do).
 async fn sleep(wait: Duration) {
-    #[cfg(feature = "tokio")]
     if !wait.is_zero() {
         tokio::time::sleep(wait).await;
     }
-    #[cfg(not(feature = "tokio"))]
-    let _ = wait;
 }
 
 impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {

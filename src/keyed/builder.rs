@@ -1,33 +1,22 @@
 //! [`KeyedBuilder`]: the knobs of a [`KeyedLimiter`](super::KeyedLimiter).
 
+use super::options::{ClockSource, TableOptions};
 use super::KeyedLimiter;
 use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::state::table::Layout;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
-/// Where the clock will come from: one given, or the type's default made at `build` (so a
-/// [`CoarseClock`](crate::clock::CoarseClock) replaced by `.clock(...)` never starts its
-/// default upkeep thread first).
-enum ClockSource<C> {
-    Given(C),
-    Default(fn() -> C),
-}
-
-/// Builds a [`KeyedLimiter`]: clock, hasher, shard count, initial capacity and `max_keys`.
-/// Start with [`KeyedLimiter::builder`].
+/// Builds a [`KeyedLimiter`]: clock, hasher, shard count, initial capacity, `max_keys` and
+/// name. Start with [`KeyedLimiter::builder`].
 pub struct KeyedBuilder<K, A, C, S> {
     quota: Quota,
     clock: ClockSource<C>,
     hasher: S,
-    shards: Option<usize>,
-    initial_keys: usize,
-    max_keys: Option<usize>,
-    name: Option<String>,
+    options: TableOptions,
     types: PhantomData<fn() -> (K, A)>,
 }
 
@@ -36,27 +25,19 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
     where
         C: Default,
     {
-        KeyedBuilder {
-            quota,
-            clock: ClockSource::Default(C::default),
-            hasher,
-            shards: None,
-            initial_keys: 0,
-            max_keys: None,
-            name: None,
-            types: PhantomData,
-        }
+        Self::from_source(quota, ClockSource::Default(C::default), hasher)
     }
 
-    pub(super) fn with_clock(quota: Quota, clock: C, hasher: S) -> Self {
+    pub(crate) fn with_clock(quota: Quota, clock: C, hasher: S) -> Self {
+        Self::from_source(quota, ClockSource::Given(clock), hasher)
+    }
+
+    pub(crate) fn from_source(quota: Quota, clock: ClockSource<C>, hasher: S) -> Self {
         KeyedBuilder {
             quota,
-            clock: ClockSource::Given(clock),
+            clock,
             hasher,
-            shards: None,
-            initial_keys: 0,
-            max_keys: None,
-            name: None,
+            options: TableOptions::default(),
             types: PhantomData,
         }
     }
@@ -67,10 +48,7 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             quota: self.quota,
             clock: ClockSource::Given(clock),
             hasher: self.hasher,
-            shards: self.shards,
-            initial_keys: self.initial_keys,
-            max_keys: self.max_keys,
-            name: self.name,
+            options: self.options,
             types: PhantomData,
         }
     }
@@ -82,10 +60,7 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
             quota: self.quota,
             clock: self.clock,
             hasher,
-            shards: self.shards,
-            initial_keys: self.initial_keys,
-            max_keys: self.max_keys,
-            name: self.name,
+            options: self.options,
             types: PhantomData,
         }
     }
@@ -95,14 +70,14 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
     /// new keys; checks of existing keys never contend on a shard. Default: four per
     /// available core, between 4 and 256.
     pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
+        self.options.shards = Some(shards);
         self
     }
 
     /// Sizes the table for `keys` keys up front, so it does not grow until it holds about
     /// that many. Default: a few slots per shard (a limiter with ten keys stays a few KiB).
     pub fn initial_capacity(mut self, keys: usize) -> Self {
-        self.initial_keys = keys;
+        self.options.initial_keys = keys;
         self
     }
 
@@ -112,15 +87,32 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
     /// unbounded allocation. Enforced per shard, as `ceil(max_keys / shards)` each, so a key
     /// may be refused a little before the whole table reaches `max_keys`.
     pub fn max_keys(mut self, max_keys: usize) -> Self {
-        self.max_keys = Some(max_keys);
+        self.options.max_keys = Some(max_keys);
         self
     }
 
     /// Names the limiter, for its log events (feature `tracing`) and wherever its metrics
     /// are published. Default: `"keyed"`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
+        self.options.name = Some(name.into());
         self
+    }
+
+    /// Every knob at once (for the builders that wrap this one).
+    pub(crate) fn options(mut self, options: TableOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The same builder for another algorithm.
+    pub(crate) fn running<A2>(self) -> KeyedBuilder<K, A2, C, S> {
+        KeyedBuilder {
+            quota: self.quota,
+            clock: self.clock,
+            hasher: self.hasher,
+            options: self.options,
+            types: PhantomData,
+        }
     }
 
     /// Builds the limiter, or says why `A` cannot run the quota.
@@ -130,42 +122,17 @@ impl<K, A, C: Clock, S> KeyedBuilder<K, A, C, S> {
         A: Algorithm,
         S: BuildHasher,
     {
-        let clock = match self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(make) => make(),
-        };
-        let shards = self.shards.unwrap_or_else(default_shards);
-        let layout = Layout {
-            shards,
-            initial_keys: self.initial_keys,
-            max_keys: self.max_keys,
-        };
-        let name = self
-            .name
-            .unwrap_or_else(|| "keyed".to_owned())
-            .into_boxed_str();
-        KeyedLimiter::from_parts(self.quota, clock, self.hasher, layout, name)
+        let (layout, name) = (self.options.layout(), self.options.name());
+        KeyedLimiter::from_parts(self.quota, self.clock.take(), self.hasher, layout, name)
     }
-}
-
-fn default_shards() -> usize {
-    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
-    (cores * 4).clamp(4, 256)
 }
 
 impl<K, A, C: fmt::Debug, S> fmt::Debug for KeyedBuilder<K, A, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let clock: &dyn fmt::Debug = match &self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(_) => &"default",
-        };
         f.debug_struct("KeyedBuilder")
             .field("quota", &self.quota)
-            .field("clock", clock)
-            .field("shards", &self.shards)
-            .field("initial_capacity", &self.initial_keys)
-            .field("max_keys", &self.max_keys)
-            .field("name", &self.name)
+            .field("clock", &self.clock)
+            .field("options", &self.options)
             .finish()
     }
 }

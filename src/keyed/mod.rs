@@ -2,8 +2,10 @@
 
 mod builder;
 mod observed;
+mod options;
 
 pub use builder::KeyedBuilder;
+pub(crate) use options::{ClockSource, TableOptions};
 
 use crate::algorithm::{Algorithm, AlgorithmKind, Gcra};
 use crate::clock::{Clock, TscClock};
@@ -378,8 +380,17 @@ where
 
     /// Slots currently allocated for keys (held keys, swept ones awaiting compaction, and
     /// room to grow).
-    pub fn capacity(&self) -> usize {
+    pub fn slots(&self) -> usize {
         self.table.capacity()
+    }
+
+    /// The old name of [`slots`](Self::slots).
+    #[deprecated(
+        since = "0.2.0",
+        note = "renamed `slots`: a limiter's capacity is a cost, `max_cost`"
+    )]
+    pub fn capacity(&self) -> usize {
+        self.slots()
     }
 
     /// Bytes the limiter holds: its arrays, the sliding logs' rings, memory awaiting

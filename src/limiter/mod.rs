@@ -340,9 +340,15 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     }
 
     /// The largest cost one check can be allowed: the burst for the rate algorithms, the limit
-    /// for the window algorithms.
-    pub fn capacity(&self) -> u32 {
+    /// for the window algorithms (the same number as [`KeyedLimiter::max_cost`](crate::KeyedLimiter::max_cost)).
+    pub fn max_cost(&self) -> u32 {
         self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// The old name of [`max_cost`](Self::max_cost).
+    #[deprecated(since = "0.2.0", note = "renamed `max_cost`, as on every limiter")]
+    pub fn capacity(&self) -> u32 {
+        self.max_cost()
     }
 
     /// The clock this limiter reads.

@@ -2,9 +2,10 @@
 
 use super::error::TierBuildError;
 use super::limiter::TieredLimiter;
+use crate::algorithm::AlgorithmKind;
 use crate::clock::Clock;
 use crate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
-use crate::policy::AlgorithmKind;
+use crate::keyed::{ClockSource, TableOptions};
 use crate::quota::Quota;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -19,7 +20,8 @@ struct TierSpec<T> {
 }
 
 /// Builds a [`TieredLimiter`]: its tiers, each with a quota and optionally an algorithm, and
-/// the clock, hasher, shard count and `max_keys` every tier's table shares. Start with
+/// the clock, hasher and table knobs (shards, initial capacity, `max_keys`, name) every tier's
+/// table shares. Start with
 /// [`TieredLimiter::builder`].
 ///
 /// ```
@@ -48,15 +50,8 @@ pub struct TieredBuilder<T, K, C, S> {
     algorithm: AlgorithmKind,
     clock: ClockSource<C>,
     hasher: S,
-    shards: Option<usize>,
-    max_keys: Option<usize>,
+    options: TableOptions,
     keys: PhantomData<fn() -> K>,
-}
-
-/// Where the clock will come from: one given, or the type's default made at `build`.
-enum ClockSource<C> {
-    Given(C),
-    Default(fn() -> C),
 }
 
 impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
@@ -69,8 +64,7 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
             algorithm: AlgorithmKind::default(),
             clock: ClockSource::Default(C::default),
             hasher,
-            shards: None,
-            max_keys: None,
+            options: TableOptions::default(),
             keys: PhantomData,
         }
     }
@@ -115,8 +109,7 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
             algorithm: self.algorithm,
             clock: ClockSource::Given(clock),
             hasher: self.hasher,
-            shards: self.shards,
-            max_keys: self.max_keys,
+            options: self.options,
             keys: PhantomData,
         }
     }
@@ -128,8 +121,7 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
             algorithm: self.algorithm,
             clock: self.clock,
             hasher,
-            shards: self.shards,
-            max_keys: self.max_keys,
+            options: self.options,
             keys: PhantomData,
         }
     }
@@ -137,14 +129,28 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
     /// Splits each tier's table into `shards` shards; see
     /// [`KeyedBuilder::shards`](crate::KeyedBuilder::shards).
     pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
+        self.options.shards = Some(shards);
+        self
+    }
+
+    /// Sizes each tier's table for `keys` keys up front; see
+    /// [`KeyedBuilder::initial_capacity`](crate::KeyedBuilder::initial_capacity).
+    pub fn initial_capacity(mut self, keys: usize) -> Self {
+        self.options.initial_keys = keys;
+        self
+    }
+
+    /// Names every tier's limiter for its logs and metrics; see
+    /// [`KeyedBuilder::name`](crate::KeyedBuilder::name).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.options.name = Some(name.into());
         self
     }
 
     /// Holds at most `max_keys` keys in each tier; see
     /// [`KeyedBuilder::max_keys`](crate::KeyedBuilder::max_keys).
     pub fn max_keys(mut self, max_keys: usize) -> Self {
-        self.max_keys = Some(max_keys);
+        self.options.max_keys = Some(max_keys);
         self
     }
 
@@ -167,30 +173,20 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
                 return Err(TierBuildError::DuplicateTier(format!("{:?}", spec.tier)));
             }
         }
-        let clock = match self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(make) => make(),
-        };
+        let clock = self.clock.take();
         let mut tiers = Vec::with_capacity(self.tiers.len());
         for spec in self.tiers {
             let algorithm = spec.algorithm.unwrap_or(self.algorithm);
-            let mut builder = AnyKeyedBuilder::with_clock(
-                spec.quota,
-                algorithm,
-                clock.clone(),
-                self.hasher.clone(),
-            );
-            if let Some(shards) = self.shards {
-                builder = builder.shards(shards);
-            }
-            if let Some(max_keys) = self.max_keys {
-                builder = builder.max_keys(max_keys);
-            }
-            let limiter: AnyKeyedLimiter<K, C, S> =
-                builder.build().map_err(|error| TierBuildError::Quota {
-                    tier: format!("{:?}", spec.tier),
-                    error,
-                })?;
+            let clock = ClockSource::Given(clock.clone());
+            let builder =
+                AnyKeyedBuilder::from_source(spec.quota, algorithm, clock, self.hasher.clone());
+            let limiter: AnyKeyedLimiter<K, C, S> = builder
+                .options(self.options.clone())
+                .build()
+                .map_err(|error| TierBuildError::Quota {
+                tier: format!("{:?}", spec.tier),
+                error,
+            })?;
             tiers.push((spec.tier, limiter));
         }
         Ok(TieredLimiter::from_tiers(tiers))
@@ -210,15 +206,10 @@ impl<T: fmt::Debug, K, C: fmt::Debug, S> fmt::Debug for TieredBuilder<T, K, C, S
                 )
             })
             .collect();
-        let clock: &dyn fmt::Debug = match &self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(_) => &"default",
-        };
         f.debug_struct("TieredBuilder")
             .field("tiers", &tiers)
-            .field("clock", clock)
-            .field("shards", &self.shards)
-            .field("max_keys", &self.max_keys)
+            .field("clock", &self.clock)
+            .field("options", &self.options)
             .finish()
     }
 }

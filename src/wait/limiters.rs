@@ -63,7 +63,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         n: u32,
         jitter: Jitter,
     ) -> Result<Decision, CapacityError> {
-        Op::Check.within_capacity(n, self.capacity())?;
+        Op::Check.within_capacity(n, self.max_cost())?;
         until(|| std::future::ready(self.check_n(n)), jitter).await
     }
 }
