@@ -1,0 +1,128 @@
+//! Running the service: both listeners, the config watcher, and a graceful shutdown on
+//! `SIGTERM`/`SIGINT` (stop accepting, finish in-flight calls, exit 0).
+
+use crate::cli::Args;
+use crate::config;
+use crate::engine::Engine;
+use crate::grpc::Rls;
+use crate::http::{self, Shared};
+use crate::limits::Backing;
+use crate::reload::{self, Reloader};
+use crate::telemetry;
+use metrics_exporter_prometheus::PrometheusBuilder;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The latency histogram's buckets, in seconds: 50 µs to 1 s.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
+
+/// Where the state lives, from the flags.
+pub fn backing(args: &Args) -> Backing {
+    if let Some(url) = &args.redis {
+        Backing::Redis {
+            url: url.clone(),
+            cluster: false,
+        }
+    } else if !args.redis_cluster.is_empty() {
+        Backing::Redis {
+            url: args.redis_cluster.join(","),
+            cluster: true,
+        }
+    } else {
+        Backing::InProcess
+    }
+}
+
+/// Serves until `SIGTERM` or `SIGINT`; the error says why it could not start.
+pub async fn run(args: Args) -> Result<(), String> {
+    let recorder = PrometheusBuilder::new()
+        .set_buckets(LATENCY_BUCKETS)
+        .map_err(|e| format!("cannot set up the metrics: {e}"))?
+        .build_recorder();
+    let metrics = recorder.handle();
+    metrics::set_global_recorder(recorder)
+        .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+
+    let backing = backing(&args);
+    let seen = config::fingerprint(&args.config);
+    let first = reload::snapshot(&args.config, &backing, None).await;
+    telemetry::config_load(first.is_ok());
+    let first = first.map_err(|why| format!("the config cannot be used:\n{why}"))?;
+    tracing::info!(
+        rules = first.config.rules.len(),
+        domains = first.config.domains.len(),
+        "config loaded"
+    );
+    let engine = Arc::new(Engine::new(first, backing, args.on_backend_error));
+
+    let grpc_listener = tokio::net::TcpListener::bind(args.grpc)
+        .await
+        .map_err(|e| format!("cannot listen on {} (--grpc): {e}", args.grpc))?;
+    let http_listener = tokio::net::TcpListener::bind(args.http)
+        .await
+        .map_err(|e| format!("cannot listen on {} (--http): {e}", args.http))?;
+    tracing::info!(grpc = %args.grpc, http = %args.http, "listening");
+
+    tokio::spawn(Reloader::new(args.config.clone(), engine.clone()).watch(seen));
+
+    let draining = Arc::new(AtomicBool::new(false));
+    let (stop, stopped) = watch::channel(false);
+    let shared = Shared {
+        engine: engine.clone(),
+        draining: draining.clone(),
+        metrics,
+        response_headers: args.response_headers,
+    };
+    let http_server = {
+        let mut stopped = stopped.clone();
+        axum::serve(http_listener, http::router(shared)).with_graceful_shutdown(async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        })
+    };
+    let grpc_server = {
+        let mut stopped = stopped.clone();
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(grpc_listener).with_nodelay(Some(true));
+        tonic::transport::Server::builder()
+            .add_service(Rls::server(engine, args.response_headers))
+            .serve_with_incoming_shutdown(incoming, async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+    };
+    let signals = async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing in-flight calls");
+        draining.store(true, Ordering::Relaxed);
+        let _ = stop.send(true);
+    };
+    let (http_done, grpc_done, ()) = tokio::join!(http_server, grpc_server, signals);
+    http_done.map_err(|e| format!("the HTTP server failed: {e}"))?;
+    grpc_done.map_err(|e| format!("the gRPC server failed: {e}"))?;
+    Ok(())
+}
+
+/// Resolves on the first `SIGTERM` or `SIGINT`.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
