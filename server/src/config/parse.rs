@@ -304,8 +304,12 @@ impl Parser<'_> {
             },
         };
         let replaces = self.replaces(map.get("replaces"), &join(at, "replaces"));
+        let unlimited_ok = self.problems.len();
         let unlimited = self.flag(map, at, "unlimited");
-        let limit = if unlimited {
+        let limit = if self.problems.len() > unlimited_ok {
+            // A bad `unlimited` says nothing about what was meant: one problem is enough.
+            None
+        } else if unlimited {
             for field in ["unit", "requests_per_unit", "quota", "algorithm", "burst"] {
                 if map.contains_key(field) {
                     self.problem(
