@@ -147,8 +147,8 @@ impl Engine {
         let plans = self.plan(&snapshot, request).await?;
 
         let mut statuses: Vec<Option<Status>> = vec![None; plans.len()];
-        // Descriptors that deny whatever the others say: deny-all rules, costs beyond
-        // capacity, and peeks (hits_addend 0) that find the limit reached.
+        // Descriptors that deny whatever the others say: deny-all rules and costs beyond
+        // capacity.
         let mut denied_anyway = false;
         let mut group: Vec<usize> = Vec::new();
         let mut shadows: Vec<usize> = Vec::new();
@@ -191,11 +191,24 @@ impl Engine {
                 } => {
                     let shadow = config.rules[*rule].shadow_mode;
                     let backend = limiter.backend();
-                    if *cost == 0 || *cost > backend.max_cost() {
-                        let peeked = self.peek(backend, key, (*cost).max(1)).await?;
-                        let over = peeked.as_ref().is_some_and(|d| d.is_denied());
-                        denied_anyway |= over && !shadow;
-                        statuses[i] = Some(status(plan, config, peeked, over));
+                    if *cost == 0 {
+                        // Only looking: a peek of one unit, reporting what is left before it.
+                        // Adding nothing never goes over the limit.
+                        let peeked = self.peek(backend, key, 1).await?;
+                        let mut looked = status(plan, config, peeked, false);
+                        if peeked.is_some_and(|d| d.is_allowed()) {
+                            looked.remaining = looked.remaining.saturating_add(1);
+                        }
+                        statuses[i] = Some(looked);
+                    } else if *cost > backend.max_cost() {
+                        // A cost that can never fit: over, consuming nothing.
+                        let peeked = self.peek(backend, key, 1).await?;
+                        denied_anyway |= !shadow;
+                        let mut over = status(plan, config, peeked, true);
+                        if peeked.is_some_and(|d| d.is_allowed()) {
+                            over.remaining = over.remaining.saturating_add(1);
+                        }
+                        statuses[i] = Some(over);
                     } else if shadow {
                         shadows.push(i);
                     } else {

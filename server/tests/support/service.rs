@@ -101,7 +101,10 @@ impl Service {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(status) = self.try_wait() {
-                panic!("sluicegate-server exited at start ({status}):\n{}", self.logs());
+                panic!(
+                    "sluicegate-server exited at start ({status}):\n{}",
+                    self.logs()
+                );
             }
             if let Ok((code, _, _)) = http(self.http, "GET", "/healthcheck", "") {
                 if code == 200 || code == 503 {
@@ -131,7 +134,9 @@ impl Service {
 
     /// The exit status, if it has exited.
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// Sends `signal` (e.g. "TERM", "HUP") to the server by its PID.
@@ -209,7 +214,12 @@ impl Drop for Service {
 }
 
 /// One HTTP/1.1 request on a fresh connection: (status, raw headers, body).
-pub fn http(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String, String)> {
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<(u16, String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(
@@ -227,7 +237,10 @@ pub fn http(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("no status line in {head:?}")))?;
     // Bodies here are small; a chunked body is de-chunked naively.
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(body)
     } else {
         body.to_owned()
