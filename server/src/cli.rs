@@ -45,6 +45,11 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_RESPONSE_HEADERS")]
     pub response_headers: bool,
 
+    /// On SIGTERM/SIGINT, how many seconds to wait for in-flight calls and open
+    /// connections before exiting anyway.
+    #[arg(long, env = "SLUICEGATE_SHUTDOWN_GRACE", default_value_t = 10)]
+    pub shutdown_grace: u64,
+
     /// Load and check the config, print what is wrong, and exit 0 (valid) or 1.
     #[arg(long)]
     pub validate: bool,

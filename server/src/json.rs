@@ -106,9 +106,8 @@ fn unit<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
 
 /// Parses a `/json` body; the error is a sentence for a 400.
 pub fn parse_request(body: &[u8]) -> Result<RateLimitRequest, String> {
-    let not_a_request = |e: &dyn std::fmt::Display| {
-        format!("the body is not a RateLimitRequest in JSON: {e}")
-    };
+    let not_a_request =
+        |e: &dyn std::fmt::Display| format!("the body is not a RateLimitRequest in JSON: {e}");
     // Parsed as a value first: serde would also take a struct from a JSON array.
     let value: Value = serde_json::from_slice(body).map_err(|e| not_a_request(&e))?;
     if !value.is_object() {

@@ -12,6 +12,7 @@ use crate::telemetry;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// The latency histogram's buckets, in seconds: 50 µs to 1 s.
@@ -92,15 +93,24 @@ pub async fn run(args: Args) -> Result<(), String> {
                 let _ = stopped.wait_for(|stop| *stop).await;
             })
     };
+    let grace = Duration::from_secs(args.shutdown_grace);
     let signals = async move {
         shutdown_signal().await;
         tracing::info!("shutting down: finishing in-flight calls");
         draining.store(true, Ordering::Relaxed);
         let _ = stop.send(true);
+        // Connections that stay open past the grace period (a client that ignores HTTP/2's
+        // GOAWAY) do not hold the exit up for ever.
+        tokio::time::sleep(grace).await;
     };
-    let (http_done, grpc_done, ()) = tokio::join!(http_server, grpc_server, signals);
-    http_done.map_err(|e| format!("the HTTP server failed: {e}"))?;
-    grpc_done.map_err(|e| format!("the gRPC server failed: {e}"))?;
+    let servers = async { tokio::join!(http_server, grpc_server) };
+    tokio::select! {
+        (http_done, grpc_done) = servers => {
+            http_done.map_err(|e| format!("the HTTP server failed: {e}"))?;
+            grpc_done.map_err(|e| format!("the gRPC server failed: {e}"))?;
+        }
+        () = signals => tracing::warn!("connections still open after {grace:?}: exiting anyway"),
+    }
     Ok(())
 }
 

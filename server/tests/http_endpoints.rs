@@ -21,7 +21,9 @@ descriptors:
 "#;
 
 fn body(path: &str) -> String {
-    format!(r#"{{"domain":"web","descriptors":[{{"entries":[{{"key":"path","value":"{path}"}}]}}]}}"#)
+    format!(
+        r#"{{"domain":"web","descriptors":[{{"entries":[{{"key":"path","value":"{path}"}}]}}]}}"#
+    )
 }
 
 fn parse(text: &str) -> Value {
@@ -50,7 +52,11 @@ fn json_answers_200_then_429_with_retry_after() {
     assert_eq!(parse(&text)["overallCode"], "OVER_LIMIT");
     let retry: u64 = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("retry-after: ").map(str::to_owned))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("retry-after: ")
+                .map(str::to_owned)
+        })
         .expect("Retry-After on a 429")
         .trim()
         .parse()
@@ -80,10 +86,16 @@ fn json_refuses_unusable_bodies_with_400_and_a_sentence() {
         ("", "not a RateLimitRequest"),
         ("{", "not a RateLimitRequest"),
         ("[]", "not a RateLimitRequest"),
-        (r#"{"domain":"web","descriptors":"x"}"#, "not a RateLimitRequest"),
+        (
+            r#"{"domain":"web","descriptors":"x"}"#,
+            "not a RateLimitRequest",
+        ),
         (r#"{"domain":"web","surprise":1}"#, "surprise"),
         (r#"{"domain":"web","hitsAddend":99999999999}"#, "32 bits"),
-        (r#"{"domain":"","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}"#, "empty domain"),
+        (
+            r#"{"domain":"","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}"#,
+            "empty domain",
+        ),
         (r#"{"domain":"web"}"#, "no descriptors"),
     ];
     for (body, words) in cases {
@@ -120,10 +132,13 @@ fn metrics_count_hits_over_near_and_within_limit() {
     for _ in 0..9 {
         service.json(&body("/near"));
     }
-    service.json(r#"{"domain":"web","descriptors":[{"entries":[{"key":"client","value":"c42"}]}]}"#);
+    service
+        .json(r#"{"domain":"web","descriptors":[{"entries":[{"key":"client","value":"c42"}]}]}"#);
     let m = |name: &str, key: &str| {
         service
-            .metric(&format!("ratelimit_service_rate_limit_{name}{{domain=\"web\",key=\"{key}\"}}"))
+            .metric(&format!(
+                "ratelimit_service_rate_limit_{name}{{domain=\"web\",key=\"{key}\"}}"
+            ))
             .unwrap_or(0.0)
     };
     assert_eq!(m("total_hits", "path"), 3.0);
@@ -132,8 +147,18 @@ fn metrics_count_hits_over_near_and_within_limit() {
     assert_eq!(m("total_hits", "path_/near"), 9.0);
     // 10 per minute: fewer than 2 left (20%) after the 9th.
     assert_eq!(m("near_limit", "path_/near"), 1.0);
-    assert_eq!(m("total_hits", "client_c42"), 1.0, "detailed_metric names the value");
+    assert_eq!(
+        m("total_hits", "client_c42"),
+        1.0,
+        "detailed_metric names the value"
+    );
     let (_, text) = service.get("/metrics");
-    assert!(text.contains("ratelimit_service_should_rate_limit_seconds_bucket"), "{text}");
-    assert!(text.contains("ratelimit_service_config_load_total{result=\"ok\"} 1"), "{text}");
+    assert!(
+        text.contains("ratelimit_service_should_rate_limit_seconds_bucket"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ratelimit_service_config_load_total{result=\"ok\"} 1"),
+        "{text}"
+    );
 }
