@@ -28,7 +28,14 @@ descriptors:
 
 fn algorithms_config() -> String {
     let mut config = String::from("domain: algos\ndescriptors:\n");
-    for name in ["gcra", "token-bucket", "leaky-bucket", "fixed-window", "sliding-window", "sliding-log"] {
+    for name in [
+        "gcra",
+        "token-bucket",
+        "leaky-bucket",
+        "fixed-window",
+        "sliding-window",
+        "sliding-log",
+    ] {
         config.push_str(&format!(
             "  - key: {name}\n    rate_limit: {{quota: \"3/minute\", algorithm: {name}}}\n"
         ));
@@ -41,10 +48,21 @@ async fn every_algorithm_on_redis() {
     let redis = RedisServer::start();
     let service = Service::start(&algorithms_config(), &["--redis", &redis.url()]);
     let mut client = service.client().await;
-    for name in ["gcra", "token-bucket", "leaky-bucket", "fixed-window", "sliding-window", "sliding-log"] {
+    for name in [
+        "gcra",
+        "token-bucket",
+        "leaky-bucket",
+        "fixed-window",
+        "sliding-window",
+        "sliding-log",
+    ] {
         let mut allowed = 0;
         for _ in 0..6 {
-            let r = ask(&mut client, request("algos", vec![descriptor(&[(name, "k")])])).await;
+            let r = ask(
+                &mut client,
+                request("algos", vec![descriptor(&[(name, "k")])]),
+            )
+            .await;
             allowed += u32::from(r.overall_code == OK);
         }
         assert_eq!(allowed, 3, "{name}:\n{}", service.logs());
@@ -59,7 +77,12 @@ async fn rules_all_or_nothing_shadow_and_unlimited_on_redis() {
     let redis = RedisServer::start();
     let service = Service::start(CONFIG, &["--redis", &redis.url()]);
     let mut client = service.client().await;
-    let both = || request("shared", vec![descriptor(&[("one", "a")]), descriptor(&[("user", "a")])]);
+    let both = || {
+        request(
+            "shared",
+            vec![descriptor(&[("one", "a")]), descriptor(&[("user", "a")])],
+        )
+    };
     assert_eq!(codes(&ask(&mut client, both()).await), vec![OK, OK]);
     for _ in 0..3 {
         let r = ask(&mut client, both()).await;
@@ -73,7 +96,11 @@ async fn rules_all_or_nothing_shadow_and_unlimited_on_redis() {
     let r = ask(&mut client, shadowed()).await;
     assert_eq!((r.overall_code, codes(&r)), (OK, vec![OVER]));
 
-    let r = ask(&mut client, request("shared", vec![descriptor(&[("free", "f")])])).await;
+    let r = ask(
+        &mut client,
+        request("shared", vec![descriptor(&[("free", "f")])]),
+    )
+    .await;
     assert_eq!(r.statuses[0].limit_remaining, u32::MAX);
     let mut req = request("shared", vec![descriptor(&[("user", "h")])]);
     req.hits_addend = 4;
@@ -89,7 +116,11 @@ async fn two_servers_share_one_limit_exactly() {
     let mut allowed = 0;
     for i in 0..30 {
         let client = &mut clients[i % 2];
-        let r = ask(client, request("shared", vec![descriptor(&[("user", "both")])])).await;
+        let r = ask(
+            client,
+            request("shared", vec![descriptor(&[("user", "both")])]),
+        )
+        .await;
         allowed += u32::from(r.overall_code == OK);
     }
     assert_eq!(allowed, 10, "the two servers admitted 10 between them");
@@ -98,7 +129,12 @@ async fn two_servers_share_one_limit_exactly() {
     for i in 0..20 {
         let mut client = clients[i % 2].clone();
         calls.push(tokio::spawn(async move {
-            ask(&mut client, request("shared", vec![descriptor(&[("user", "race")])])).await.overall_code
+            ask(
+                &mut client,
+                request("shared", vec![descriptor(&[("user", "race")])]),
+            )
+            .await
+            .overall_code
         }));
     }
     let mut admitted = 0;
@@ -128,28 +164,56 @@ async fn a_redis_outage_answers_as_on_backend_error_says() {
     let error = Service::start(CONFIG, &["--redis", &url]);
     let allow = Service::start(CONFIG, &["--redis", &url, "--on-backend-error", "allow"]);
     let deny = Service::start(CONFIG, &["--redis", &url, "--on-backend-error", "deny"]);
-    let req = || request("shared", vec![descriptor(&[("user", "o")]), descriptor(&[("nobody", "x")])]);
+    let req = || {
+        request(
+            "shared",
+            vec![descriptor(&[("user", "o")]), descriptor(&[("nobody", "x")])],
+        )
+    };
 
-    let e = error.client().await.should_rate_limit(req()).await.unwrap_err();
+    let e = error
+        .client()
+        .await
+        .should_rate_limit(req())
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), Code::Unavailable, "{e:?}");
-    let (code, _, _) = error.json(r#"{"domain":"shared","descriptors":[{"entries":[{"key":"user","value":"o"}]}]}"#);
+    let (code, _, _) = error
+        .json(r#"{"domain":"shared","descriptors":[{"entries":[{"key":"user","value":"o"}]}]}"#);
     assert_eq!(code, 503);
-    assert!(health_becomes(&error, 503, Duration::from_secs(5)), "down and errors not let through");
-    assert_eq!(allow.get("/healthcheck").0, 200, "errors let through: healthy");
+    assert!(
+        health_becomes(&error, 503, Duration::from_secs(5)),
+        "down and errors not let through"
+    );
+    assert_eq!(
+        allow.get("/healthcheck").0,
+        200,
+        "errors let through: healthy"
+    );
 
     let r = ask(&mut allow.client().await, req()).await;
     assert_eq!((r.overall_code, codes(&r)), (OK, vec![OK, OK]));
     let r = ask(&mut deny.client().await, req()).await;
     assert_eq!((r.overall_code, codes(&r)), (OVER, vec![OVER, OK]));
     // A rule that needs no backend still answers.
-    let r = ask(&mut error.client().await, request("shared", vec![descriptor(&[("free", "f")])])).await;
+    let r = ask(
+        &mut error.client().await,
+        request("shared", vec![descriptor(&[("free", "f")])]),
+    )
+    .await;
     assert_eq!(r.overall_code, OK);
-    let errors = error.metric("ratelimit_service_backend_errors_total").unwrap_or(0.0);
+    let errors = error
+        .metric("ratelimit_service_backend_errors_total")
+        .unwrap_or(0.0);
     assert!(errors >= 1.0, "backend errors are counted");
 
     // Redis comes up: the server uses it as soon as it answers.
     let _redis = RedisServer::start_on_port(port);
-    assert!(health_becomes(&error, 200, Duration::from_secs(10)), "{}", error.logs());
+    assert!(
+        health_becomes(&error, 200, Duration::from_secs(10)),
+        "{}",
+        error.logs()
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut client = error.client().await;
     loop {
