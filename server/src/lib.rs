@@ -7,6 +7,7 @@
 #![warn(missing_docs, rust_2018_idioms)]
 
 pub mod cli;
+pub mod codec;
 pub mod config;
 pub mod engine;
 pub mod grpc;

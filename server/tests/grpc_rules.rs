@@ -521,3 +521,84 @@ async fn every_algorithm_through_the_config() {
         );
     }
 }
+
+/// Raw bytes as a gRPC message, to send what no generated client would.
+mod raw {
+    use prost::bytes::{Buf, BufMut};
+    use tonic::codec::{BufferSettings, Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+    use tonic::Status;
+
+    #[derive(Debug, Default, Clone)]
+    pub struct Raw;
+
+    impl Codec for Raw {
+        type Encode = Vec<u8>;
+        type Decode = Vec<u8>;
+        type Encoder = Raw;
+        type Decoder = Raw;
+        fn encoder(&mut self) -> Raw {
+            Raw
+        }
+        fn decoder(&mut self) -> Raw {
+            Raw
+        }
+    }
+
+    impl Encoder for Raw {
+        type Item = Vec<u8>;
+        type Error = Status;
+        fn encode(&mut self, item: Vec<u8>, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+            buf.put_slice(&item);
+            Ok(())
+        }
+        fn buffer_settings(&self) -> BufferSettings {
+            BufferSettings::default()
+        }
+    }
+
+    impl Decoder for Raw {
+        type Item = Vec<u8>;
+        type Error = Status;
+        fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
+            let mut out = vec![0; buf.remaining()];
+            buf.copy_to_slice(&mut out);
+            Ok(Some(out))
+        }
+        fn buffer_settings(&self) -> BufferSettings {
+            BufferSettings::default()
+        }
+    }
+}
+
+#[tokio::test]
+async fn malformed_protobuf_and_non_utf8_are_invalid_argument() {
+    let service = start();
+    let channel =
+        tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{}", service.grpc))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+        "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+    );
+    let cases: [(&[u8], &str); 3] = [
+        // domain (field 1) holding bytes that are not UTF-8
+        (&[0x0a, 0x02, 0xff, 0xfe], "UTF-8"),
+        // a length running past the end
+        (&[0x0a, 0x7f, b'a'], "valid RateLimitRequest"),
+        // a field with an invalid wire type
+        (&[0x0f, 0x01], "valid RateLimitRequest"),
+    ];
+    for (bytes, words) in cases {
+        let mut grpc = tonic::client::Grpc::new(channel.clone());
+        grpc.ready().await.unwrap();
+        let e = grpc
+            .unary(tonic::Request::new(bytes.to_vec()), path.clone(), raw::Raw)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{bytes:?}: {e:?}");
+        assert!(e.message().contains(words), "{bytes:?}: {}", e.message());
+    }
+    assert_eq!(one(&service, &[("one", "after")]).await.overall_code, OK);
+}

@@ -107,10 +107,9 @@ impl Service {
                 );
             }
             if let Ok((code, _, _)) = http(self.http, "GET", "/healthcheck", "") {
-                if code == 200 || code == 503 {
-                    if TcpStream::connect(("127.0.0.1", self.grpc)).is_ok() {
-                        return;
-                    }
+                let grpc_up = TcpStream::connect(("127.0.0.1", self.grpc)).is_ok();
+                if (code == 200 || code == 503) && grpc_up {
+                    return;
                 }
             }
             assert!(
