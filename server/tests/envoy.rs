@@ -173,7 +173,7 @@ const SERVICE_CONFIG: &str = r#"
 domain: envoy
 descriptors:
   - key: path
-    rate_limit: {unit: minute, requests_per_unit: 3}
+    rate_limit: {unit: hour, requests_per_unit: 3}
   - key: path
     value: /blocked
     rate_limit: {unit: minute, requests_per_unit: 0}
@@ -216,7 +216,7 @@ async fn envoy_answers_429_exactly_when_the_config_says() {
         );
         assert_eq!(
             header(&head, "ratelimit-policy"),
-            Some("\"path\";q=3;w=60"),
+            Some("\"path\";q=3;w=3600"),
             "{head}"
         );
         let current = header(&head, "ratelimit").expect("RateLimit header");
@@ -231,7 +231,7 @@ async fn envoy_answers_429_exactly_when_the_config_says() {
         .expect("Retry-After")
         .parse()
         .unwrap();
-    assert!((1..=60).contains(&retry), "{retry}");
+    assert!((1..=3600).contains(&retry), "{retry}");
     // The other listener asks the same service: /a is spent there too, /b is not.
     assert_eq!(get(closed, "/a").0, 429);
     assert_eq!(get(closed, "/b").0, 200);

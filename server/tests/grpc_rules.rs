@@ -13,14 +13,14 @@ const CONFIG: &str = r#"
 domain: rules
 descriptors:
   - key: one
-    rate_limit: {unit: minute, requests_per_unit: 1}
+    rate_limit: {unit: hour, requests_per_unit: 1}
   - key: five
-    rate_limit: {unit: minute, requests_per_unit: 5}
+    rate_limit: {unit: hour, requests_per_unit: 5}
   - key: ten
-    rate_limit: {unit: minute, requests_per_unit: 10}
+    rate_limit: {unit: hour, requests_per_unit: 10}
   - key: shadow
     shadow_mode: true
-    rate_limit: {unit: minute, requests_per_unit: 1}
+    rate_limit: {unit: hour, requests_per_unit: 1}
   - key: free
     rate_limit: {unlimited: true}
   - key: blocked
@@ -29,15 +29,15 @@ descriptors:
     rate_limit: {name: my_limit, unit: hour, requests_per_unit: 2}
   - key: wild
     value: "v*"
-    rate_limit: {unit: minute, requests_per_unit: 1}
+    rate_limit: {unit: hour, requests_per_unit: 1}
   - key: shared
     value: "v*"
     share_threshold: true
-    rate_limit: {unit: minute, requests_per_unit: 1}
+    rate_limit: {unit: hour, requests_per_unit: 1}
   - key: outer
     descriptors:
       - key: inner
-        rate_limit: {unit: minute, requests_per_unit: 1}
+        rate_limit: {unit: hour, requests_per_unit: 1}
   - key: odd
     rate_limit: {quota: "3/10s", algorithm: sliding-window}
   - key: key_1
@@ -83,11 +83,11 @@ async fn a_limit_allows_its_quota_then_denies_with_its_numbers() {
         let limit = s.current_limit.as_ref().expect("current_limit");
         assert_eq!(
             (limit.name.as_str(), limit.requests_per_unit, limit.unit),
-            ("five", 5, 2)
+            ("five", 5, 3)
         );
         let reset = s.duration_until_reset.expect("duration_until_reset");
         assert!(
-            reset.seconds <= 60 && (reset.seconds > 0 || reset.nanos > 0),
+            reset.seconds <= 3600 && (reset.seconds > 0 || reset.nanos > 0),
             "{reset:?}"
         );
     }
@@ -345,12 +345,12 @@ async fn a_descriptor_limit_override_gets_its_own_counter() {
     let req = || {
         request(
             "rules",
-            vec![with_override(descriptor(&[("ten", "o")]), 2, 2)],
+            vec![with_override(descriptor(&[("ten", "o")]), 2, 3)],
         )
     };
     let r = ask(&mut client, req()).await;
     let limit = r.statuses[0].current_limit.clone().unwrap();
-    assert_eq!((limit.requests_per_unit, limit.unit), (2, 2));
+    assert_eq!((limit.requests_per_unit, limit.unit), (2, 3));
     assert_eq!(r.statuses[0].limit_remaining, 1);
     assert_eq!(ask(&mut client, req()).await.overall_code, OK);
     assert_eq!(ask(&mut client, req()).await.overall_code, OVER);
@@ -447,7 +447,7 @@ async fn response_headers_are_added_when_asked_for() {
         [
             (
                 "RateLimit-Policy".to_string(),
-                "\"one\";q=1;w=60".to_string()
+                "\"one\";q=1;w=3600".to_string()
             ),
             (
                 "RateLimit".to_string(),
@@ -468,7 +468,7 @@ async fn response_headers_are_added_when_asked_for() {
         .1
         .parse()
         .unwrap();
-    assert!((1..=60).contains(&retry), "{retry}");
+    assert!((1..=3600).contains(&retry), "{retry}");
     // No rule matched: no headers.
     assert!(one(&service, &[("nobody", "h")])
         .await
@@ -490,10 +490,10 @@ async fn every_algorithm_through_the_config() {
     let mut config = String::from("domain: algos\ndescriptors:\n");
     for name in algorithms {
         config.push_str(&format!(
-            "  - key: {name}\n    rate_limit: {{quota: \"3/minute\", algorithm: {name}}}\n"
+            "  - key: {name}\n    rate_limit: {{quota: \"3/hour\", algorithm: {name}}}\n"
         ));
     }
-    config.push_str("  - key: burst\n    rate_limit: {unit: minute, requests_per_unit: 2, burst: 6, algorithm: gcra}\n");
+    config.push_str("  - key: burst\n    rate_limit: {unit: hour, requests_per_unit: 2, burst: 6, algorithm: gcra}\n");
     let service = Service::start(&config, &[]);
     let mut client = service.client().await;
     for name in algorithms.into_iter().chain(["burst"]) {

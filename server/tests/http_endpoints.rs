@@ -11,13 +11,13 @@ const CONFIG: &str = r#"
 domain: web
 descriptors:
   - key: path
-    rate_limit: {unit: minute, requests_per_unit: 2}
+    rate_limit: {unit: hour, requests_per_unit: 2}
   - key: path
     value: /near
-    rate_limit: {unit: minute, requests_per_unit: 10}
+    rate_limit: {unit: hour, requests_per_unit: 10}
   - key: client
     detailed_metric: true
-    rate_limit: {unit: minute, requests_per_unit: 5}
+    rate_limit: {unit: hour, requests_per_unit: 5}
 "#;
 
 fn body(path: &str) -> String {
@@ -41,11 +41,11 @@ fn json_answers_200_then_429_with_retry_after() {
         assert_eq!(v["statuses"][0]["code"], "OK");
         assert_eq!(v["statuses"][0]["limitRemaining"], left);
         assert_eq!(v["statuses"][0]["currentLimit"]["requestsPerUnit"], 2);
-        assert_eq!(v["statuses"][0]["currentLimit"]["unit"], "MINUTE");
+        assert_eq!(v["statuses"][0]["currentLimit"]["unit"], "HOUR");
         let reset = v["statuses"][0]["durationUntilReset"].as_str().unwrap();
         assert!(reset.ends_with('s'), "{reset}");
         let seconds: f64 = reset.trim_end_matches('s').parse().unwrap();
-        assert!(seconds > 0.0 && seconds <= 60.0, "{reset}");
+        assert!(seconds > 0.0 && seconds <= 3600.0, "{reset}");
     }
     let (code, head, text) = service.json(&body("/a"));
     assert_eq!(code, 429, "{text}");
@@ -61,7 +61,7 @@ fn json_answers_200_then_429_with_retry_after() {
         .trim()
         .parse()
         .unwrap();
-    assert!((1..=60).contains(&retry), "{retry}");
+    assert!((1..=3600).contains(&retry), "{retry}");
 }
 
 #[test]
@@ -118,8 +118,8 @@ fn healthcheck_and_rlconfig() {
     assert_eq!(service.get("/healthcheck"), (200, "OK\n".to_string()));
     let (code, text) = service.get("/rlconfig");
     assert_eq!(code, 200);
-    assert!(text.contains("web.path: 2 per minute"), "{text}");
-    assert!(text.contains("web.path_/near: 10 per minute"), "{text}");
+    assert!(text.contains("web.path: 2 per hour"), "{text}");
+    assert!(text.contains("web.path_/near: 10 per hour"), "{text}");
     assert!(text.contains("detailed_metric"), "{text}");
 }
 
@@ -145,7 +145,7 @@ fn metrics_count_hits_over_near_and_within_limit() {
     assert_eq!(m("over_limit", "path"), 1.0);
     assert_eq!(m("within_limit", "path"), 2.0);
     assert_eq!(m("total_hits", "path_/near"), 9.0);
-    // 10 per minute: fewer than 2 left (20%) after the 9th.
+    // 10 per hour: fewer than 2 left (20%) after the 9th.
     assert_eq!(m("near_limit", "path_/near"), 1.0);
     assert_eq!(
         m("total_hits", "client_c42"),

@@ -12,9 +12,9 @@ fn config(limit: u32, algorithm: &str) -> String {
         "domain: ops
 descriptors:
   - key: changing
-    rate_limit: {{unit: minute, requests_per_unit: {limit}, algorithm: {algorithm}}}
+    rate_limit: {{unit: hour, requests_per_unit: {limit}, algorithm: {algorithm}}}
   - key: steady
-    rate_limit: {{unit: minute, requests_per_unit: 10}}
+    rate_limit: {{unit: hour, requests_per_unit: 10}}
 "
     )
 }
@@ -155,7 +155,11 @@ async fn an_invalid_change_is_refused_counted_and_the_old_config_serves() {
 #[tokio::test]
 async fn a_directory_gains_a_domain_and_sighup_reloads() {
     let service = Service::start_with(Options {
-        files: vec![("a.yaml".into(), "domain: a\ndescriptors: [{key: k, rate_limit: {unit: minute, requests_per_unit: 1}}]\n".into())],
+        files: vec![(
+            "a.yaml".into(),
+            "domain: a\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 1}}]\n"
+                .into(),
+        )],
         ..Options::default()
     });
     let mut client = service.client().await;
@@ -163,7 +167,7 @@ async fn a_directory_gains_a_domain_and_sighup_reloads() {
     assert!(r.statuses[0].current_limit.is_none());
     service.write(
         "b.yml",
-        "domain: b\ndescriptors: [{key: k, rate_limit: {unit: minute, requests_per_unit: 7}}]\n",
+        "domain: b\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 7}}]\n",
     );
     let added = eventually(Duration::from_secs(2), || {
         let mut client = client.clone();

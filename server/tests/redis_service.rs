@@ -16,12 +16,12 @@ const CONFIG: &str = r#"
 domain: shared
 descriptors:
   - key: user
-    rate_limit: {unit: minute, requests_per_unit: 10}
+    rate_limit: {unit: hour, requests_per_unit: 10}
   - key: one
-    rate_limit: {unit: minute, requests_per_unit: 1}
+    rate_limit: {unit: hour, requests_per_unit: 1}
   - key: shadow
     shadow_mode: true
-    rate_limit: {unit: minute, requests_per_unit: 1}
+    rate_limit: {unit: hour, requests_per_unit: 1}
   - key: free
     rate_limit: {unlimited: true}
 "#;
@@ -37,7 +37,7 @@ fn algorithms_config() -> String {
         "sliding-log",
     ] {
         config.push_str(&format!(
-            "  - key: {name}\n    rate_limit: {{quota: \"3/minute\", algorithm: {name}}}\n"
+            "  - key: {name}\n    rate_limit: {{quota: \"3/hour\", algorithm: {name}}}\n"
         ));
     }
     config
