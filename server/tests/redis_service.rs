@@ -227,3 +227,44 @@ async fn a_redis_outage_answers_as_on_backend_error_says() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_share_limits_on_a_redis_cluster() {
+    let cluster = redis_server::RedisCluster::start(3);
+    let a = Service::start(CONFIG, &["--redis-cluster", &cluster.urls()]);
+    let b = Service::start(CONFIG, &["--redis-cluster", &cluster.urls()]);
+    let mut clients = [a.client().await, b.client().await];
+    // Many users: their keys spread over the nodes; each gets exactly its 10.
+    for user in ["u1", "u2", "u3", "u4"] {
+        let mut allowed = 0;
+        for i in 0..14 {
+            let r = ask(
+                &mut clients[i % 2],
+                request("shared", vec![descriptor(&[("user", user)])]),
+            )
+            .await;
+            allowed += u32::from(r.overall_code == OK);
+        }
+        assert_eq!(allowed, 10, "{user}:\n{}", a.logs());
+    }
+    // All or nothing across keys on different nodes.
+    let both = || {
+        request(
+            "shared",
+            vec![descriptor(&[("one", "x")]), descriptor(&[("user", "x")])],
+        )
+    };
+    assert_eq!(ask(&mut clients[0], both()).await.overall_code, OK);
+    assert_eq!(ask(&mut clients[1], both()).await.overall_code, OVER);
+    let peek = request("shared", vec![with_hits(descriptor(&[("user", "x")]), 0)]);
+    assert_eq!(
+        ask(&mut clients[0], peek).await.statuses[0].limit_remaining,
+        9
+    );
+    let spread = cluster
+        .nodes()
+        .iter()
+        .filter(|node| node.cli(&["DBSIZE"]) != "0")
+        .count();
+    assert!(spread >= 2, "the keys live on several nodes");
+}
