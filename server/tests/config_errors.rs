@@ -279,3 +279,35 @@ fn flags_come_from_the_environment_too() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
 }
+
+#[test]
+fn the_server_refuses_to_start_on_a_bad_config_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "domain: d\ndescriptors: [{key: k, rate_limit: {unit: eon, requests_per_unit: 1}}]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluicegate-server"))
+        .arg("--config")
+        .arg(&bad)
+        .args(["--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.yaml") && stderr.contains("eon"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dot_files_in_a_config_directory_are_not_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "domain: a\n").unwrap();
+    std::fs::write(dir.path().join(".a.yaml"), "not: [valid\n").unwrap();
+    let out = validate(dir.path());
+    assert!(out.status.success(), "{out:?}");
+}

@@ -12,7 +12,7 @@ const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 pub struct Fingerprint(u64);
 
 /// The config files under `path`: the file itself, or a directory's `*.yaml`/`*.yml` files
-/// in name order.
+/// (not dot files, not subdirectories) in name order.
 fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
     let meta = std::fs::metadata(path)
         .map_err(|e| format!("{}: cannot read the config: {e}", path.display()))?;
@@ -29,7 +29,9 @@ fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
             file.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")
         );
-        if yaml && file.is_file() {
+        // Dot files are editors' and config managers' scratch copies, not config.
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if yaml && !hidden && file.is_file() {
             found.push(file);
         }
     }
