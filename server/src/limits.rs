@@ -12,6 +12,11 @@ use sluicegate::redis::{RedisAlgorithm, RedisLimiter};
 use sluicegate::Quota;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long an eager Redis connection may take before the limiter connects in the
+/// background instead.
+const EAGER_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Where the limits' state lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +63,14 @@ impl std::fmt::Debug for RuleLimiter {
 }
 
 impl RuleLimiter {
+    /// False while its Redis is known to be down.
+    pub fn available(&self) -> bool {
+        match self {
+            RuleLimiter::Local(_) => true,
+            RuleLimiter::Remote(remote) => remote.is_available(),
+        }
+    }
+
     /// The limiter through the library's seam.
     pub fn backend(&self) -> &dyn Backend<str> {
         match self {
@@ -87,6 +100,9 @@ impl Limits {
         previous: Option<(&Config, &Limits)>,
     ) -> Result<Limits, String> {
         let mut per_rule = Vec::with_capacity(config.rules.len());
+        // Connect eagerly while Redis answers, so the first calls find a connection; once a
+        // connection fails, the rest connect in the background rather than each waiting.
+        let mut eager = true;
         for rule in &config.rules {
             let Limit::Quota(wanted) = rule.limit else {
                 per_rule.push(None);
@@ -107,7 +123,10 @@ impl Limits {
                 Some(limiter) => limiter,
                 None => {
                     let prefix = prefix(&rule.domain, &rule.key, None);
-                    make(backing, wanted.quota, wanted.algorithm, &prefix).await?
+                    let made =
+                        make(backing, wanted.quota, wanted.algorithm, &prefix, eager).await?;
+                    eager &= made.available();
+                    made
                 }
             };
             per_rule.push(Some(limiter));
@@ -144,17 +163,14 @@ impl Limits {
         let quota = Quota::new(requests, unit.duration()).map_err(|e| e.to_string())?;
         let r = &config.rules[rule];
         let prefix = prefix(&r.domain, &r.key, Some((requests, unit)));
-        let made = make(&self.backing, quota, algorithm, &prefix).await?;
+        let made = make(&self.backing, quota, algorithm, &prefix, self.available()).await?;
         // Two first uses may race: the first one stored wins, so both share it.
         Ok(self.lock_overrides().entry(wanted).or_insert(made).clone())
     }
 
     /// False while a Redis backend is known to be down.
     pub fn available(&self) -> bool {
-        self.per_rule.iter().flatten().all(|limiter| match limiter {
-            RuleLimiter::Local(_) => true,
-            RuleLimiter::Remote(remote) => remote.is_available(),
-        })
+        self.per_rule.iter().flatten().all(RuleLimiter::available)
     }
 
     fn lock_overrides(
@@ -196,12 +212,14 @@ fn prefix(domain: &str, key: &str, overridden: Option<(u32, Unit)>) -> String {
     prefix
 }
 
-/// A new limiter for `quota` decided by `algorithm`.
+/// A new limiter for `quota` decided by `algorithm`; on Redis, `eager` connects before
+/// returning (falling back to connecting in the background when that fails).
 async fn make(
     backing: &Backing,
     quota: Quota,
     algorithm: AlgorithmKind,
     prefix: &str,
+    eager: bool,
 ) -> Result<RuleLimiter, String> {
     match backing {
         Backing::InProcess => AnyKeyedLimiter::new(quota, algorithm)
@@ -209,21 +227,21 @@ async fn make(
             .map_err(|e| e.to_string()),
         Backing::Redis { url, cluster } => {
             let remote: Arc<dyn RemoteLimit> = match algorithm {
-                AlgorithmKind::Gcra => redis::<Gcra>(quota, url, *cluster, prefix).await?,
+                AlgorithmKind::Gcra => redis::<Gcra>(quota, url, *cluster, prefix, eager).await?,
                 AlgorithmKind::TokenBucket => {
-                    redis::<TokenBucket>(quota, url, *cluster, prefix).await?
+                    redis::<TokenBucket>(quota, url, *cluster, prefix, eager).await?
                 }
                 AlgorithmKind::LeakyBucket => {
-                    redis::<LeakyBucket>(quota, url, *cluster, prefix).await?
+                    redis::<LeakyBucket>(quota, url, *cluster, prefix, eager).await?
                 }
                 AlgorithmKind::FixedWindow => {
-                    redis::<FixedWindow>(quota, url, *cluster, prefix).await?
+                    redis::<FixedWindow>(quota, url, *cluster, prefix, eager).await?
                 }
                 AlgorithmKind::SlidingWindow => {
-                    redis::<SlidingWindow>(quota, url, *cluster, prefix).await?
+                    redis::<SlidingWindow>(quota, url, *cluster, prefix, eager).await?
                 }
                 AlgorithmKind::SlidingLog => {
-                    redis::<SlidingLog>(quota, url, *cluster, prefix).await?
+                    redis::<SlidingLog>(quota, url, *cluster, prefix, eager).await?
                 }
             };
             Ok(RuleLimiter::Remote(remote))
@@ -231,17 +249,36 @@ async fn make(
     }
 }
 
-/// A lazily connected Redis limiter: the server starts while Redis is down.
+/// A Redis limiter, connected when `eager` and Redis answers within
+/// [`EAGER_CONNECT_TIMEOUT`], else lazily (connecting in the background), so that the
+/// server starts while Redis is down.
 async fn redis<A: RedisAlgorithm + 'static>(
     quota: Quota,
     url: &str,
     cluster: bool,
     prefix: &str,
+    eager: bool,
 ) -> Result<Arc<dyn RemoteLimit>, String> {
-    let limiter = RedisLimiter::<A>::builder(quota, url)
-        .prefix(prefix)
-        .name(prefix.trim_end_matches(':'))
-        .cluster(cluster)
+    let builder = || {
+        RedisLimiter::<A>::builder(quota, url)
+            .prefix(prefix)
+            .name(prefix.trim_end_matches(':'))
+            .cluster(cluster)
+    };
+    if eager {
+        match builder()
+            .connect_timeout(EAGER_CONNECT_TIMEOUT)
+            .connect()
+            .await
+        {
+            Ok(limiter) => return Ok(Arc::new(limiter)),
+            Err(e) => tracing::warn!(
+                prefix,
+                "Redis does not answer yet, connecting in the background: {e}"
+            ),
+        }
+    }
+    let limiter = builder()
         .lazy(true)
         .connect()
         .await
