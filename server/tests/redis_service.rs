@@ -268,3 +268,48 @@ async fn two_servers_share_limits_on_a_redis_cluster() {
         .count();
     assert!(spread >= 2, "the keys live on several nodes");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_on_redis_applies_at_once_and_keeps_unchanged_counts() {
+    let redis = RedisServer::start();
+    let service = Service::start(CONFIG, &["--redis", &redis.url()]);
+    let mut client = service.client().await;
+    for _ in 0..3 {
+        ask(
+            &mut client,
+            request("shared", vec![descriptor(&[("user", "r")])]),
+        )
+        .await;
+    }
+    let added =
+        format!("{CONFIG}  - key: added\n    rate_limit: {{unit: hour, requests_per_unit: 2}}\n");
+    service.write("config.yaml", &added);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        // The new rule answers from its first call: no failure while it connects.
+        let r = ask(
+            &mut client,
+            request("shared", vec![with_hits(descriptor(&[("added", "a")]), 0)]),
+        )
+        .await;
+        if r.statuses[0].current_limit.is_some() {
+            assert_eq!(r.statuses[0].limit_remaining, 2);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not applied within 2 s:\n{}",
+            service.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let r = ask(
+        &mut client,
+        request("shared", vec![descriptor(&[("user", "r")])]),
+    )
+    .await;
+    assert_eq!(
+        r.statuses[0].limit_remaining, 6,
+        "the unchanged rule kept its count"
+    );
+}
