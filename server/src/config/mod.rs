@@ -7,6 +7,7 @@
 
 mod matcher;
 mod parse;
+mod rate_limit;
 mod source;
 mod unit;
 
