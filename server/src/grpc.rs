@@ -33,6 +33,7 @@ impl RateLimitService for Rls {
         request: Request<RateLimitRequest>,
     ) -> Result<Response<RateLimitResponse>, Status> {
         let started = Instant::now();
+        tracing::debug!(request = ?request.get_ref(), "ShouldRateLimit");
         let decided = self.engine.decide(request.get_ref()).await;
         telemetry::latency("grpc", started.elapsed());
         match decided {

@@ -36,6 +36,8 @@ struct JsonDescriptor {
     #[serde(default, alias = "hits_addend", deserialize_with = "optional_uint64")]
     #[serde(rename = "hitsAddend")]
     hits_addend: Option<u64>,
+    #[serde(default, alias = "is_negative_hits", rename = "isNegativeHits")]
+    is_negative_hits: bool,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +136,7 @@ pub fn parse_request(body: &[u8]) -> Result<RateLimitRequest, String> {
                     unit: l.unit,
                 }),
                 hits_addend: d.hits_addend,
+                is_negative_hits: d.is_negative_hits,
             })
             .collect(),
     })

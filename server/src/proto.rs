@@ -39,6 +39,10 @@ pub mod envoy {
     }
 }
 
+/// The encoded `FileDescriptorSet` of `proto/` (and the well-known types it imports).
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/rls_descriptor_set.bin"));
+
 pub use envoy::extensions::common::ratelimit::v3::{
     rate_limit_descriptor, RateLimitDescriptor, RateLimitUnit,
 };

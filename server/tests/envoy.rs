@@ -123,10 +123,10 @@ fn listener(name: &str, port: u16, failure_mode_deny: bool) -> String {
                       domains: ["*"]
                       routes:
                         - match: {{prefix: "/"}}
-                          route: {{cluster: upstream}}
-                      rate_limits:
-                        - actions:
-                            - request_headers: {{header_name: ":path", descriptor_key: path}}
+                          route:
+                            cluster: upstream
+                            rate_limits:
+                              - {{actions: [{{request_headers: {{header_name: ":path", descriptor_key: path}}}}]}}
                 http_filters:
                   - name: envoy.filters.http.ratelimit
                     typed_config:
@@ -239,7 +239,6 @@ async fn envoy_answers_429_exactly_when_the_config_says() {
     for _ in 0..10 {
         assert_eq!(get(open, "/free").0, 200);
     }
-
     // The service goes away: failure_mode_deny decides.
     assert!(service.terminate().success());
     assert_eq!(

@@ -128,8 +128,12 @@ pub(super) async fn plan(
 }
 
 /// A descriptor's cost: its own `hits_addend` when set (0 only looks), else the request's
-/// (0 means 1).
+/// (0 means 1). Negative hits (Envoy's `is_negative_hits`, giving quota back) only look:
+/// the algorithms cannot give back safely, and taking nothing never over-admits.
 fn cost(request: &RateLimitRequest, descriptor: &RateLimitDescriptor) -> u32 {
+    if descriptor.is_negative_hits {
+        return 0;
+    }
     match descriptor.hits_addend {
         // input::problem has already refused values beyond u32.
         Some(hits) => u32::try_from(hits).unwrap_or(u32::MAX),

@@ -146,6 +146,13 @@ async fn hits_addend_of_the_request_and_of_a_descriptor() {
     let req = request("rules", vec![with_hits(descriptor(&[("ten", "a")]), 3)]);
     let r = ask(&mut client, req).await;
     assert_eq!((r.overall_code, r.statuses[0].limit_remaining), (OK, 0));
+    // Negative hits (Envoy's is_negative_hits, giving quota back) only look.
+    let mut giving_back = with_hits(descriptor(&[("ten", "neg")]), 3);
+    giving_back.is_negative_hits = true;
+    let r = ask(&mut client, request("rules", vec![giving_back])).await;
+    assert_eq!((r.overall_code, r.statuses[0].limit_remaining), (OK, 10));
+    let r = ask(&mut client, request("rules", vec![descriptor(&[("ten", "neg")])])).await;
+    assert_eq!(r.statuses[0].limit_remaining, 9);
     // A cost beyond the whole capacity can never fit: over, not an error.
     let req = request("rules", vec![with_hits(descriptor(&[("ten", "b")]), 11)]);
     let r = ask(&mut client, req).await;
