@@ -66,7 +66,7 @@ pub(super) fn read(path: &Path) -> Result<Vec<(String, String)>, String> {
     Ok(read)
 }
 
-/// The fingerprint of what [`read`] would read now; an unreadable config has a fingerprint
+/// The fingerprint of what [`load`](super::load) would read now; an unreadable config has a fingerprint
 /// too (of its error), so that fixing it counts as a change.
 pub fn fingerprint(path: &Path) -> Fingerprint {
     let mut hasher = DefaultHasher::new();

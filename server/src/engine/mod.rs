@@ -1,4 +1,4 @@
-//! Deciding one `RateLimitRequest`: match each descriptor to its rule ([`plan`]), then
+//! Deciding one `RateLimitRequest`: match each descriptor to its rule (`plan.rs`), then
 //! decide them together, all-or-nothing, through the library's seam.
 
 mod plan;
