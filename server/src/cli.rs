@@ -45,6 +45,12 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_RESPONSE_HEADERS")]
     pub response_headers: bool,
 
+    /// In process, the most keys (distinct descriptor values) one rule holds; a new key
+    /// beyond it is over the limit until idle keys are dropped.
+    #[arg(long, env = "SLUICEGATE_MAX_KEYS", default_value_t = 1_000_000,
+          value_parser = clap::value_parser!(usize))]
+    pub max_keys: usize,
+
     /// On SIGTERM/SIGINT, how many seconds to wait for in-flight calls and open
     /// connections before exiting anyway.
     #[arg(long, env = "SLUICEGATE_SHUTDOWN_GRACE", default_value_t = 10)]

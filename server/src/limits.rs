@@ -22,7 +22,12 @@ const EAGER_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backing {
     /// In this process (the default).
-    InProcess,
+    InProcess {
+        /// The most keys (distinct descriptor values) one rule holds; beyond it, a new
+        /// key is over the limit until idle keys are dropped. Bounds memory under a flood
+        /// of distinct values.
+        max_keys: usize,
+    },
     /// On Redis, shared by every server that points at it.
     Redis {
         /// The URL; for a cluster, seed URLs separated by commas.
@@ -222,7 +227,9 @@ async fn make(
     eager: bool,
 ) -> Result<RuleLimiter, String> {
     match backing {
-        Backing::InProcess => AnyKeyedLimiter::new(quota, algorithm)
+        Backing::InProcess { max_keys } => AnyKeyedLimiter::builder(quota, algorithm)
+            .max_keys(*max_keys)
+            .build()
             .map(|limiter| RuleLimiter::Local(Arc::new(limiter)))
             .map_err(|e| e.to_string()),
         Backing::Redis { url, cluster } => {

@@ -33,7 +33,9 @@ pub fn backing(args: &Args) -> Backing {
             cluster: true,
         }
     } else {
-        Backing::InProcess
+        Backing::InProcess {
+            max_keys: args.max_keys,
+        }
     }
 }
 

@@ -251,3 +251,20 @@ fn a_client_that_keeps_its_connection_open_does_not_hold_the_exit_for_ever() {
     assert!(status.success(), "{status}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn max_keys_bounds_the_keys_one_rule_holds() {
+    let service = Service::start(&config(1, "gcra"), &["--max-keys", "8"]);
+    let mut client = service.client().await;
+    let mut admitted = 0;
+    for i in 0..200 {
+        let value = format!("flood-{i}");
+        let r = ask(&mut client, one_status(&[("changing", &value)])).await;
+        admitted += u32::from(r.overall_code == OK);
+    }
+    // Every new key carries state for an hour, so the table fills and refuses the rest.
+    assert!((1..=8).contains(&admitted), "{admitted} keys admitted");
+    // Another rule has its own table.
+    let r = ask(&mut client, one_status(&[("steady", "x")])).await;
+    assert_eq!(r.overall_code, OK);
+}
