@@ -57,7 +57,7 @@ pub struct Args {
     pub shutdown_grace: u64,
 
     /// Load and check the config, print what is wrong, and exit 0 (valid) or 1.
-    #[arg(long)]
+    #[arg(long, env = "SLUICEGATE_VALIDATE")]
     pub validate: bool,
 
     /// Log filter (tracing's EnvFilter syntax).
