@@ -27,7 +27,12 @@ pub async fn snapshot(
         previous.map(|old| (&old.config, &old.limits)),
     )
     .await?;
-    Ok(Snapshot { config, limits })
+    let counters = telemetry::RuleCounters::for_config(&config);
+    Ok(Snapshot {
+        config,
+        limits,
+        counters,
+    })
 }
 
 /// Watches one config path for one engine.

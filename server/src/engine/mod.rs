@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::input;
 use crate::limits::{Backing, Limits};
 use crate::proto::RateLimitRequest;
-use crate::telemetry;
+use crate::telemetry::{self, RuleCounters};
 use arc_swap::ArcSwap;
 use plan::Plan;
 use sluicegate::backend::{all_of_each, Member, MemberError, Op};
@@ -36,6 +36,8 @@ pub struct Snapshot {
     pub config: Config,
     /// Their limiters.
     pub limits: Limits,
+    /// Their metrics.
+    pub counters: Vec<RuleCounters>,
 }
 
 /// The decision maker: the current snapshot and how to answer.
@@ -135,7 +137,7 @@ impl Engine {
             .collect();
         let over = statuses.iter().any(Status::denies);
         let rules: Vec<_> = plans.iter().map(Plan::rule_and_cost).collect();
-        telemetry::record(request, config, &rules, &statuses);
+        telemetry::record(request, config, &snapshot.counters, &rules, &statuses);
         Ok(Verdict { statuses, over })
     }
 
