@@ -311,3 +311,29 @@ fn dot_files_in_a_config_directory_are_not_config() {
     let out = validate(dir.path());
     assert!(out.status.success(), "{out:?}");
 }
+
+#[test]
+fn a_port_in_use_is_a_clear_startup_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.yaml");
+    std::fs::write(&good, "domain: d\n").unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluicegate-server"))
+        .arg("--config")
+        .arg(&good)
+        .args([
+            "--grpc",
+            &format!("127.0.0.1:{port}"),
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port} (--grpc)")),
+        "{stderr}"
+    );
+}
