@@ -69,9 +69,8 @@ impl Reloader {
     }
 
     /// Runs until the process ends: reloads when the config's contents change, and on
-    /// every `SIGHUP`.
-    pub async fn watch(self, mut seen: Fingerprint) {
-        let mut hangup = hangups();
+    /// every `SIGHUP` that `hangup` (from [`hangups`]) delivers.
+    pub async fn watch(self, mut seen: Fingerprint, mut hangup: tokio::sync::mpsc::Receiver<()>) {
         let mut tick = tokio::time::interval(POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -91,19 +90,22 @@ impl Reloader {
     }
 }
 
-/// `SIGHUP`s as a channel (never firing where there are no such signals).
-fn hangups() -> tokio::sync::mpsc::Receiver<()> {
+/// `SIGHUP`s as a channel (never firing where there are no such signals). The handler is
+/// installed when this returns, so a `SIGHUP` from then on reloads rather than ending the
+/// process (the signal's default).
+pub fn hangups() -> tokio::sync::mpsc::Receiver<()> {
     let (send, receive) = tokio::sync::mpsc::channel(1);
     #[cfg(unix)]
-    tokio::spawn(async move {
+    {
         use tokio::signal::unix::{signal, SignalKind};
-        let Ok(mut hup) = signal(SignalKind::hangup()) else {
-            return;
-        };
-        while hup.recv().await.is_some() {
-            let _ = send.try_send(());
+        if let Ok(mut hup) = signal(SignalKind::hangup()) {
+            tokio::spawn(async move {
+                while hup.recv().await.is_some() {
+                    let _ = send.try_send(());
+                }
+            });
         }
-    });
+    }
     #[cfg(not(unix))]
     drop(send);
     receive

@@ -49,6 +49,8 @@ pub async fn run(args: Args) -> Result<(), String> {
     metrics::set_global_recorder(recorder)
         .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
 
+    let shutdown = shutdown_signal()?;
+    let hangups = reload::hangups();
     let backing = backing(&args);
     let seen = config::fingerprint(&args.config);
     let first = reload::snapshot(&args.config, &backing, None).await;
@@ -69,7 +71,7 @@ pub async fn run(args: Args) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {} (--http): {e}", args.http))?;
     tracing::info!(grpc = %args.grpc, http = %args.http, "listening");
 
-    tokio::spawn(Reloader::new(args.config.clone(), engine.clone()).watch(seen));
+    tokio::spawn(Reloader::new(args.config.clone(), engine.clone()).watch(seen, hangups));
 
     let draining = Arc::new(AtomicBool::new(false));
     let (stop, stopped) = watch::channel(false);
@@ -97,7 +99,7 @@ pub async fn run(args: Args) -> Result<(), String> {
     };
     let grace = Duration::from_secs(args.shutdown_grace);
     let signals = async move {
-        shutdown_signal().await;
+        shutdown.await;
         tracing::info!("shutting down: finishing in-flight calls");
         draining.store(true, Ordering::Relaxed);
         let _ = stop.send(true);
@@ -116,25 +118,27 @@ pub async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Resolves on the first `SIGTERM` or `SIGINT`.
-async fn shutdown_signal() {
+/// A future resolving on the first `SIGTERM` or `SIGINT`. The handlers are installed when
+/// this returns (not when the future is first polled), so no signal in between ends the
+/// process unannounced.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+        let install = |kind| signal(kind).map_err(|e| format!("cannot handle signals: {e}"));
+        let mut term = install(SignalKind::terminate())?;
+        let mut interrupt = install(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
