@@ -11,11 +11,13 @@ fn main() -> ExitCode {
     if args.validate {
         return match config::load(&args.config) {
             Ok(loaded) => {
+                let count =
+                    |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
                 println!(
-                    "{}: valid ({} domains, {} rules)",
+                    "{}: valid ({}, {})",
                     args.config.display(),
-                    loaded.domains.len(),
-                    loaded.rules.len()
+                    count(loaded.domains.len(), "domain"),
+                    count(loaded.rules.len(), "rule")
                 );
                 ExitCode::SUCCESS
             }
