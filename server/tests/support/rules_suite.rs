@@ -31,6 +31,10 @@ descriptors:
     value: "v*"
     share_threshold: true
     rate_limit: {unit: hour, requests_per_unit: 1}
+  - key: twenty
+    rate_limit: {unit: hour, requests_per_unit: 20}
+  - key: thousand
+    rate_limit: {unit: hour, requests_per_unit: 1000}
   - key: outer
     descriptors:
       - key: inner
@@ -605,4 +609,36 @@ async fn malformed_protobuf_and_non_utf8_are_invalid_argument() {
         assert!(e.message().contains(words), "{bytes:?}: {}", e.message());
     }
     assert_eq!(one(&service, &[("one", "after")]).await.overall_code, OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_admit_exactly_the_limit_all_or_nothing() {
+    let service = start();
+    let clients: Vec<_> = {
+        let mut made = Vec::new();
+        for _ in 0..4 {
+            made.push(service.client().await);
+        }
+        made
+    };
+    let mut calls = Vec::new();
+    for i in 0..100 {
+        let mut client = clients[i % clients.len()].clone();
+        calls.push(tokio::spawn(async move {
+            let both = request(
+                "rules",
+                vec![descriptor(&[("twenty", "c")]), descriptor(&[("thousand", "c")])],
+            );
+            ask(&mut client, both).await.overall_code
+        }));
+    }
+    let mut admitted = 0;
+    for call in calls {
+        admitted += u32::from(call.await.unwrap() == OK);
+    }
+    assert_eq!(admitted, 20, "exactly the tighter limit");
+    // The wider limit counted the admitted requests only.
+    let mut client = clients[0].clone();
+    let peek = request("rules", vec![with_hits(descriptor(&[("thousand", "c")]), 0)]);
+    assert_eq!(ask(&mut client, peek).await.statuses[0].limit_remaining, 980);
 }
