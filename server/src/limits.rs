@@ -1,0 +1,294 @@
+//! The limiters behind the rules: one keyed limiter per rule, in this process or on Redis,
+//! kept across reloads when a rule's algorithm did not change.
+
+use crate::config::{Config, Limit, QuotaRule, Unit};
+use sluicegate::algorithm::{
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+};
+use sluicegate::backend::Backend;
+use sluicegate::dynamic::AnyKeyedLimiter;
+use sluicegate::policy::AlgorithmKind;
+use sluicegate::redis::{RedisAlgorithm, RedisLimiter};
+use sluicegate::Quota;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long an eager Redis connection may take before the limiter connects in the
+/// background instead.
+const EAGER_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Where the limits' state lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backing {
+    /// In this process (the default).
+    InProcess {
+        /// The most keys (distinct descriptor values) one rule holds; beyond it, a new
+        /// key is over the limit until idle keys are dropped. Bounds memory under a flood
+        /// of distinct values.
+        max_keys: usize,
+    },
+    /// On Redis, shared by every server that points at it.
+    Redis {
+        /// The URL; for a cluster, seed URLs separated by commas.
+        url: String,
+        /// Whether it is a Redis Cluster.
+        cluster: bool,
+    },
+}
+
+/// A limiter on Redis, with its health.
+pub trait RemoteLimit: Backend<str> {
+    /// False while Redis is known to be unreachable.
+    fn is_available(&self) -> bool;
+}
+
+impl<A: RedisAlgorithm> RemoteLimit for RedisLimiter<A> {
+    fn is_available(&self) -> bool {
+        RedisLimiter::is_available(self)
+    }
+}
+
+/// One rule's limiter.
+#[derive(Clone)]
+pub enum RuleLimiter {
+    /// In process: decisions complete without waiting.
+    Local(Arc<AnyKeyedLimiter<String>>),
+    /// On Redis.
+    Remote(Arc<dyn RemoteLimit>),
+}
+
+impl std::fmt::Debug for RuleLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuleLimiter::Local(l) => write!(f, "Local({})", l.algorithm()),
+            RuleLimiter::Remote(r) => write!(f, "Remote({})", r.quota()),
+        }
+    }
+}
+
+impl RuleLimiter {
+    /// False while its Redis is known to be down.
+    pub fn available(&self) -> bool {
+        match self {
+            RuleLimiter::Local(_) => true,
+            RuleLimiter::Remote(remote) => remote.is_available(),
+        }
+    }
+
+    /// The limiter through the library's seam.
+    pub fn backend(&self) -> &dyn Backend<str> {
+        match self {
+            RuleLimiter::Local(local) => &**local,
+            RuleLimiter::Remote(remote) => &**remote,
+        }
+    }
+}
+
+/// Every rule's limiter, indexed like [`Config::rules`], and the limiters made for
+/// descriptors' `limit` overrides.
+#[derive(Debug)]
+pub struct Limits {
+    backing: Backing,
+    per_rule: Vec<Option<RuleLimiter>>,
+    /// Keyed by rule index and the override's requests per unit and unit.
+    overrides: Mutex<HashMap<(usize, u32, Unit), RuleLimiter>>,
+}
+
+impl Limits {
+    /// Limiters for `config`'s rules. A rule of `previous` at the same place (domain and
+    /// key) with the same algorithm keeps its limiter: unchanged, or, in process, with its
+    /// quota changed by `set_quota` (state carries over).
+    pub async fn build(
+        config: &Config,
+        backing: &Backing,
+        previous: Option<(&Config, &Limits)>,
+    ) -> Result<Limits, String> {
+        let mut per_rule = Vec::with_capacity(config.rules.len());
+        // Connect eagerly while Redis answers, so the first calls find a connection; once a
+        // connection fails, the rest connect in the background rather than each waiting.
+        let mut eager = true;
+        for rule in &config.rules {
+            let Limit::Quota(wanted) = rule.limit else {
+                per_rule.push(None);
+                continue;
+            };
+            let kept = previous.and_then(|(old_config, old_limits)| {
+                let i = old_config
+                    .rules
+                    .iter()
+                    .position(|old| old.identity() == rule.identity())?;
+                let Limit::Quota(had) = old_config.rules[i].limit else {
+                    return None;
+                };
+                let limiter = old_limits.per_rule.get(i)?.clone()?;
+                carry_over(limiter, had, wanted)
+            });
+            let limiter = match kept {
+                Some(limiter) => limiter,
+                None => {
+                    let prefix = prefix(&rule.domain, &rule.key, None);
+                    let made =
+                        make(backing, wanted.quota, wanted.algorithm, &prefix, eager).await?;
+                    eager &= made.available();
+                    made
+                }
+            };
+            per_rule.push(Some(limiter));
+        }
+        Ok(Limits {
+            backing: backing.clone(),
+            per_rule,
+            overrides: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The limiter of rule `rule` (none for unlimited and deny-all rules).
+    pub fn rule(&self, rule: usize) -> Option<&RuleLimiter> {
+        self.per_rule.get(rule)?.as_ref()
+    }
+
+    /// The limiter for rule `rule` under a descriptor's override of `requests` per `unit`,
+    /// made on first use with the rule's algorithm.
+    pub async fn for_override(
+        &self,
+        config: &Config,
+        rule: usize,
+        requests: u32,
+        unit: Unit,
+    ) -> Result<RuleLimiter, String> {
+        let wanted = (rule, requests, unit);
+        if let Some(found) = self.lock_overrides().get(&wanted) {
+            return Ok(found.clone());
+        }
+        let algorithm = match config.rules[rule].limit {
+            Limit::Quota(QuotaRule { algorithm, .. }) => algorithm,
+            _ => AlgorithmKind::FixedWindow,
+        };
+        let quota = Quota::new(requests, unit.duration()).map_err(|e| e.to_string())?;
+        let r = &config.rules[rule];
+        let prefix = prefix(&r.domain, &r.key, Some((requests, unit)));
+        let made = make(&self.backing, quota, algorithm, &prefix, self.available()).await?;
+        // Two first uses may race: the first one stored wins, so both share it.
+        Ok(self.lock_overrides().entry(wanted).or_insert(made).clone())
+    }
+
+    /// False while a Redis backend is known to be down.
+    pub fn available(&self) -> bool {
+        self.per_rule.iter().flatten().all(RuleLimiter::available)
+    }
+
+    fn lock_overrides(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(usize, u32, Unit), RuleLimiter>> {
+        // A panic while holding it cannot leave the map inconsistent: inserts are single calls.
+        self.overrides.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The old limiter for the new quota, if it can be kept.
+fn carry_over(limiter: RuleLimiter, had: QuotaRule, wanted: QuotaRule) -> Option<RuleLimiter> {
+    if had.algorithm != wanted.algorithm {
+        return None;
+    }
+    if had.quota == wanted.quota {
+        return Some(limiter);
+    }
+    match &limiter {
+        RuleLimiter::Local(local) => local.set_quota(wanted.quota).ok().map(|()| limiter),
+        // Redis state is keyed by quota: a new limiter on the same prefix starts afresh.
+        RuleLimiter::Remote(_) => None,
+    }
+}
+
+/// The Redis key prefix of a rule (and override): readable, and free of the braces that
+/// would move Redis Cluster's hash tag.
+fn prefix(domain: &str, key: &str, overridden: Option<(u32, Unit)>) -> String {
+    let clean = |text: &str| {
+        text.replace('%', "%25")
+            .replace('{', "%7B")
+            .replace('}', "%7D")
+            .replace(':', "%3A")
+    };
+    let mut prefix = format!("sluicegate-server:{}:{}:", clean(domain), clean(key));
+    if let Some((requests, unit)) = overridden {
+        prefix.push_str(&format!("override-{requests}-per-{unit}:"));
+    }
+    prefix
+}
+
+/// A new limiter for `quota` decided by `algorithm`; on Redis, `eager` connects before
+/// returning (falling back to connecting in the background when that fails).
+async fn make(
+    backing: &Backing,
+    quota: Quota,
+    algorithm: AlgorithmKind,
+    prefix: &str,
+    eager: bool,
+) -> Result<RuleLimiter, String> {
+    match backing {
+        Backing::InProcess { max_keys } => AnyKeyedLimiter::builder(quota, algorithm)
+            .max_keys(*max_keys)
+            .build()
+            .map(|limiter| RuleLimiter::Local(Arc::new(limiter)))
+            .map_err(|e| e.to_string()),
+        Backing::Redis { url, cluster } => {
+            let remote: Arc<dyn RemoteLimit> = match algorithm {
+                AlgorithmKind::Gcra => redis::<Gcra>(quota, url, *cluster, prefix, eager).await?,
+                AlgorithmKind::TokenBucket => {
+                    redis::<TokenBucket>(quota, url, *cluster, prefix, eager).await?
+                }
+                AlgorithmKind::LeakyBucket => {
+                    redis::<LeakyBucket>(quota, url, *cluster, prefix, eager).await?
+                }
+                AlgorithmKind::FixedWindow => {
+                    redis::<FixedWindow>(quota, url, *cluster, prefix, eager).await?
+                }
+                AlgorithmKind::SlidingWindow => {
+                    redis::<SlidingWindow>(quota, url, *cluster, prefix, eager).await?
+                }
+                AlgorithmKind::SlidingLog => {
+                    redis::<SlidingLog>(quota, url, *cluster, prefix, eager).await?
+                }
+            };
+            Ok(RuleLimiter::Remote(remote))
+        }
+    }
+}
+
+/// A Redis limiter, connected when `eager` and Redis answers within
+/// [`EAGER_CONNECT_TIMEOUT`], else lazily (connecting in the background), so that the
+/// server starts while Redis is down.
+async fn redis<A: RedisAlgorithm + 'static>(
+    quota: Quota,
+    url: &str,
+    cluster: bool,
+    prefix: &str,
+    eager: bool,
+) -> Result<Arc<dyn RemoteLimit>, String> {
+    let builder = || {
+        RedisLimiter::<A>::builder(quota, url)
+            .prefix(prefix)
+            .name(prefix.trim_end_matches(':'))
+            .cluster(cluster)
+    };
+    if eager {
+        match builder()
+            .connect_timeout(EAGER_CONNECT_TIMEOUT)
+            .connect()
+            .await
+        {
+            Ok(limiter) => return Ok(Arc::new(limiter)),
+            Err(e) => tracing::warn!(
+                prefix,
+                "Redis does not answer yet, connecting in the background: {e}"
+            ),
+        }
+    }
+    let limiter = builder()
+        .lazy(true)
+        .connect()
+        .await
+        .map_err(|e| format!("Redis limiter {prefix}: {e}"))?;
+    Ok(Arc::new(limiter))
+}

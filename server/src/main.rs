@@ -1,0 +1,52 @@
+//! `sluicegate-server`: see the crate documentation and README's "Service" section.
+
+use clap::Parser;
+use sluicegate_server::cli::Args;
+use sluicegate_server::{config, server};
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.validate {
+        return match config::load(&args.config) {
+            Ok(loaded) => {
+                let count =
+                    |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+                println!(
+                    "{}: valid ({}, {})",
+                    args.config.display(),
+                    count(loaded.domains.len(), "domain"),
+                    count(loaded.rules.len(), "rule")
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let filter = EnvFilter::try_new(&args.log).unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("sluicegate-server: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("sluicegate-server: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! A [`Verdict`] as a `RateLimitResponse`.
+
+use crate::engine::Verdict;
+use crate::headers;
+use crate::proto::envoy::config::core::v3::HeaderValue;
+use crate::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
+use crate::proto::RateLimitResponse;
+
+/// The response for `verdict`; with `with_headers`, the RateLimit headers go into
+/// `response_headers_to_add`.
+pub fn to_proto(verdict: &Verdict, with_headers: bool) -> RateLimitResponse {
+    let code = |over: bool| if over { Code::OverLimit } else { Code::Ok } as i32;
+    let statuses = verdict
+        .statuses
+        .iter()
+        .map(|status| DescriptorStatus {
+            code: code(status.over),
+            current_limit: status.limit.as_ref().map(|limit| RateLimit {
+                name: limit.name.clone(),
+                requests_per_unit: limit.requests_per_unit,
+                unit: limit.unit.to_proto() as i32,
+            }),
+            limit_remaining: status.remaining,
+            duration_until_reset: status.limit.as_ref().map(|_| duration(status.reset_after)),
+        })
+        .collect();
+    let response_headers_to_add = if with_headers {
+        headers::for_verdict(verdict)
+            .into_iter()
+            .map(|(key, value)| HeaderValue {
+                key,
+                value,
+                raw_value: Vec::new(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    RateLimitResponse {
+        overall_code: code(verdict.over),
+        statuses,
+        response_headers_to_add,
+        ..RateLimitResponse::default()
+    }
+}
+
+/// A `std` duration as the protobuf one.
+pub fn duration(d: std::time::Duration) -> prost_types::Duration {
+    prost_types::Duration {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+    }
+}

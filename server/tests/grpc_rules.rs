@@ -1,0 +1,15 @@
+//! The rules suite (support/rules_suite.rs) against the server deciding in process.
+
+#[path = "support/service.rs"]
+mod service;
+
+use service::*;
+
+/// A server in process.
+type Running = Service;
+
+fn start_config(config: &str, flags: &[&str]) -> Running {
+    Service::start(config, flags)
+}
+
+include!("support/rules_suite.rs");

@@ -1,0 +1,270 @@
+//! Operations on the running server: config reloads (file change, directory change,
+//! SIGHUP; valid and invalid), state kept across reloads, SIGTERM exiting 0.
+
+#[path = "support/service.rs"]
+mod service;
+
+use service::*;
+use std::time::{Duration, Instant};
+
+fn config(limit: u32, algorithm: &str) -> String {
+    format!(
+        "domain: ops
+descriptors:
+  - key: changing
+    rate_limit: {{unit: hour, requests_per_unit: {limit}, algorithm: {algorithm}}}
+  - key: steady
+    rate_limit: {{unit: hour, requests_per_unit: 10}}
+"
+    )
+}
+
+fn one_status(entries: &[(&str, &str)]) -> sluicegate_server::proto::RateLimitRequest {
+    request("ops", vec![descriptor(entries)])
+}
+
+/// Polls `check` every 50 ms for up to `within`; true once it holds.
+async fn eventually<F, Fut>(within: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_valid_change_applies_within_2_s_and_keeps_state() {
+    let service = Service::start(&config(2, "fixed-window"), &[]);
+    let mut client = service.client().await;
+    for _ in 0..2 {
+        assert_eq!(
+            ask(&mut client, one_status(&[("changing", "k")]))
+                .await
+                .overall_code,
+            OK
+        );
+    }
+    for _ in 0..4 {
+        ask(&mut client, one_status(&[("steady", "k")])).await;
+    }
+    assert_eq!(
+        ask(&mut client, one_status(&[("changing", "k")]))
+            .await
+            .overall_code,
+        OVER
+    );
+
+    let written = Instant::now();
+    service.write("config.yaml", &config(5, "fixed-window"));
+    let peek = || one_status(&[("changing", "k")]);
+    let applied = eventually(Duration::from_secs(2), || {
+        let mut client = client.clone();
+        async move {
+            let mut req = peek();
+            req.descriptors[0].hits_addend = Some(0);
+            let r = ask(&mut client, req).await;
+            r.statuses[0]
+                .current_limit
+                .as_ref()
+                .map(|l| l.requests_per_unit)
+                == Some(5)
+        }
+    })
+    .await;
+    assert!(
+        applied,
+        "the change did not apply within 2 s:\n{}",
+        service.logs()
+    );
+    assert!(written.elapsed() < Duration::from_secs(2));
+    // set_quota carried the 2 used: 3 left of 5.
+    let r = ask(&mut client, one_status(&[("changing", "k")])).await;
+    assert_eq!((r.overall_code, r.statuses[0].limit_remaining), (OK, 2));
+    // The unchanged rule kept its state.
+    let r = ask(&mut client, one_status(&[("steady", "k")])).await;
+    assert_eq!(r.statuses[0].limit_remaining, 5);
+
+    // A changed algorithm starts afresh.
+    service.write("config.yaml", &config(5, "sliding-log"));
+    let fresh = eventually(Duration::from_secs(2), || {
+        let mut client = client.clone();
+        async move {
+            let mut req = one_status(&[("changing", "k")]);
+            req.descriptors[0].hits_addend = Some(0);
+            ask(&mut client, req).await.statuses[0].limit_remaining == 5
+        }
+    })
+    .await;
+    assert!(fresh, "{}", service.logs());
+}
+
+#[tokio::test]
+async fn an_invalid_change_is_refused_counted_and_the_old_config_serves() {
+    let service = Service::start(&config(3, "gcra"), &[]);
+    let mut client = service.client().await;
+    ask(&mut client, one_status(&[("changing", "k")])).await;
+    service.write("config.yaml", "domain: ops\ndescriptors: [{key: changing, rate_limit: {unit: lunar_cycle, requests_per_unit: 1}}]\n");
+    let refused = eventually(Duration::from_secs(3), || async {
+        service.metric("ratelimit_service_config_load_total{result=\"failed\"}") == Some(1.0)
+    })
+    .await;
+    assert!(refused, "{}", service.logs());
+    assert!(
+        service.logs().contains("lunar_cycle"),
+        "the reason is logged:\n{}",
+        service.logs()
+    );
+    let r = ask(&mut client, one_status(&[("changing", "k")])).await;
+    let limit = r.statuses[0].current_limit.clone().unwrap();
+    assert_eq!(limit.requests_per_unit, 3);
+    assert_eq!(
+        r.statuses[0].limit_remaining, 1,
+        "the old limiter kept its state"
+    );
+    // Fixing it applies.
+    service.write("config.yaml", &config(4, "gcra"));
+    let fixed = eventually(Duration::from_secs(2), || {
+        let mut client = client.clone();
+        async move {
+            let r = ask(&mut client, one_status(&[("steady", "x")])).await;
+            r.statuses[0].current_limit.is_some()
+                && ask(&mut client, {
+                    let mut req = one_status(&[("changing", "x")]);
+                    req.descriptors[0].hits_addend = Some(0);
+                    req
+                })
+                .await
+                .statuses[0]
+                    .current_limit
+                    .as_ref()
+                    .map(|l| l.requests_per_unit)
+                    == Some(4)
+        }
+    })
+    .await;
+    assert!(fixed, "{}", service.logs());
+}
+
+#[tokio::test]
+async fn a_directory_gains_a_domain_and_sighup_reloads() {
+    let service = Service::start_with(Options {
+        files: vec![(
+            "a.yaml".into(),
+            "domain: a\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 1}}]\n"
+                .into(),
+        )],
+        ..Options::default()
+    });
+    let mut client = service.client().await;
+    let r = ask(&mut client, request("b", vec![descriptor(&[("k", "v")])])).await;
+    assert!(r.statuses[0].current_limit.is_none());
+    service.write(
+        "b.yml",
+        "domain: b\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 7}}]\n",
+    );
+    let added = eventually(Duration::from_secs(2), || {
+        let mut client = client.clone();
+        async move {
+            let r = ask(&mut client, request("b", vec![descriptor(&[("k", "v")])])).await;
+            r.statuses[0].current_limit.is_some()
+        }
+    })
+    .await;
+    assert!(added, "{}", service.logs());
+
+    let loads = || {
+        service
+            .metric("ratelimit_service_config_load_total{result=\"ok\"}")
+            .unwrap_or(0.0)
+    };
+    let before = loads();
+    service.signal("HUP");
+    let reloaded = eventually(Duration::from_secs(2), || async { loads() == before + 1.0 }).await;
+    assert!(
+        reloaded,
+        "SIGHUP reloads even an unchanged config:\n{}",
+        service.logs()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_and_exits_0() {
+    let mut service = Service::start(&config(1000, "gcra"), &[]);
+    // Calls in flight while the signal arrives all get an answer or a refused connection,
+    // never a broken one mid-call.
+    let grpc = service.grpc;
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            tokio::spawn(async move {
+                let Ok(mut client) = sluicegate_server::proto::rate_limit_service_client::RateLimitServiceClient::connect(
+                    format!("http://127.0.0.1:{grpc}"),
+                )
+                .await
+                else {
+                    return 0;
+                };
+                let mut answered = 0;
+                for _ in 0..200 {
+                    match client.should_rate_limit(one_status(&[("steady", "t")])).await {
+                        Ok(_) => answered += 1,
+                        Err(_) => break,
+                    }
+                }
+                answered
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let status = service.terminate();
+    assert!(
+        status.success(),
+        "exit status {status}:\n{}",
+        service.logs()
+    );
+    let mut answered = 0;
+    for caller in callers {
+        answered += caller.await.unwrap();
+    }
+    assert!(answered > 0, "some calls were answered before the shutdown");
+    assert!(
+        service.logs().contains("shutting down"),
+        "{}",
+        service.logs()
+    );
+    assert!(std::net::TcpStream::connect(("127.0.0.1", service.http)).is_err());
+}
+
+#[test]
+fn a_client_that_keeps_its_connection_open_does_not_hold_the_exit_for_ever() {
+    let mut service = Service::start(&config(10, "gcra"), &["--shutdown-grace", "1"]);
+    // An idle HTTP/1.1 connection that never closes.
+    let _held = std::net::TcpStream::connect(("127.0.0.1", service.http)).unwrap();
+    let started = Instant::now();
+    let status = service.terminate();
+    assert!(status.success(), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn max_keys_bounds_the_keys_one_rule_holds() {
+    let service = Service::start(&config(1, "gcra"), &["--max-keys", "8"]);
+    let mut client = service.client().await;
+    let mut admitted = 0;
+    for i in 0..200 {
+        let value = format!("flood-{i}");
+        let r = ask(&mut client, one_status(&[("changing", &value)])).await;
+        admitted += u32::from(r.overall_code == OK);
+    }
+    // Every new key carries state for an hour, so the table fills and refuses the rest.
+    assert!((1..=8).contains(&admitted), "{admitted} keys admitted");
+    // Another rule has its own table.
+    let r = ask(&mut client, one_status(&[("steady", "x")])).await;
+    assert_eq!(r.overall_code, OK);
+}
