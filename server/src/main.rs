@@ -27,9 +27,17 @@ fn main() -> ExitCode {
             }
         };
     }
-    let filter = EnvFilter::try_new(&args.log).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = match EnvFilter::try_new(&args.log) {
+        Ok(filter) => filter,
+        Err(e) => {
+            eprintln!("--log {:?} is not a log filter: {e}", args.log);
+            return ExitCode::FAILURE;
+        }
+    };
+    // Colours only for a person at a terminal: a log file or collector gets plain text.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

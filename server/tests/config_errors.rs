@@ -265,6 +265,10 @@ fn bad_flags_exit_non_zero_with_a_message() {
     let out = run(&[]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--config"));
+    // A log filter that does not parse is refused, not replaced by a default.
+    let out = run(&["--config", "x.yaml", "--log", "foo=["]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a log filter"));
 }
 
 #[test]
