@@ -455,3 +455,32 @@ async fn redis_killed_under_batched_load_fails_each_call_within_its_timeout() {
     );
     assert!(ok > 0 && outages > 0, "{ok} decided, {outages} failed");
 }
+
+/// `batching(false)`: every call goes alone, however many are in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_batching_off_every_call_goes_alone() {
+    let server = RedisServer::start();
+    let clock = ManualClock::new();
+    let limiter = RedisLimiter::<Gcra, ManualClock>::builder(Quota::per_hour(100), &server.url())
+        .clock(clock)
+        .batching(false)
+        .connect()
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let limiter = limiter.clone();
+            tokio::spawn(async move { limiter.check("k").await.unwrap().is_allowed() })
+        })
+        .collect();
+    let mut admitted = 0;
+    for task in tasks {
+        admitted += u32::from(task.await.unwrap());
+    }
+    assert_eq!(admitted, 64);
+    let stats = limiter.stats();
+    assert_eq!(
+        (stats.calls, stats.batches, stats.largest_batch),
+        (64, 0, 0)
+    );
+}

@@ -108,6 +108,11 @@ impl Link {
         let lane = self
             .is_cluster()
             .then(|| hash_slot(group.members[0].key.as_bytes()));
+        if !self.batching {
+            let (script, args) = group.alone();
+            let result = self.eval(script, &group.keys(), &args).await;
+            return group.alone_reply(result?);
+        }
         let answer = match self.enqueue(lane, group) {
             Route::Queued(answer) => answer,
             Route::Alone(group) => {

@@ -29,6 +29,8 @@ pub(crate) struct Endpoint {
     pub(crate) timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) lazy: bool,
+    /// Calls queue behind a call in flight and go in batches (see `batch.rs`).
+    pub(crate) batching: bool,
 }
 
 impl Endpoint {
@@ -92,6 +94,8 @@ pub(crate) struct Link {
     pub(crate) health: Health,
     /// Calls queued while one is in flight, per lane (see `batch.rs`).
     pub(crate) batcher: Batcher,
+    /// False: every call goes alone at once.
+    pub(crate) batching: bool,
 }
 
 impl fmt::Debug for Link {
@@ -126,6 +130,7 @@ impl Link {
             // cluster would stop every slot for one node's outage.
             health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
             batcher: Batcher::default(),
+            batching: endpoint.batching,
         });
         if endpoint.lazy {
             link.start_probe();
