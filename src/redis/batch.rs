@@ -7,10 +7,14 @@
 //! - No timer: an idle lane sends a lone call at once with its own script, so one task sees
 //!   today's latency; batches form only under concurrency, exactly as large as it is.
 //! - A batch holds at most [`MAX_GROUPS`] calls and [`MAX_BYTES`] of keys and arguments, so
-//!   one script never holds Redis's single thread for long (each decision costs about 1-2 µs
-//!   of Lua inside a batch: a full batch runs for roughly 0.1 ms, in the range of one slow
-//!   network round trip). A lane that fills a batch while another is in flight sends it at
-//!   once, up to [`MAX_IN_FLIGHT`] batches, so Redis is not idle while a round trip is out.
+//!   one script never holds Redis's single thread for long: a decision costs 3-7 µs of Redis
+//!   CPU inside a batch (its `GET`, `SET … PX` and arithmetic), so a full batch of string
+//!   states measured 0.4 ms on a loaded 2-core VM, the sliding log's about 1.2 ms, a
+//!   hundredth of the default timeout; by 64 the per-call cost (parsing, the reply, the
+//!   syscalls) is already spread thin, so larger batches would only hold Redis longer
+//!   (BENCHMARKS.md, "Redis batching"). A lane that fills a batch while another is in
+//!   flight sends it at once, up to [`MAX_IN_FLIGHT`] batches, so Redis is not idle while a
+//!   round trip is out.
 //! - Each caller keeps its own timeout, counted from when it queued. A batch that fails as a
 //!   whole (timeout, connection) fails every call in it with that error; an error of one call
 //!   (a key of another type) is caught inside the script and fails that call only.

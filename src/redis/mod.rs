@@ -101,7 +101,8 @@
 //! call in arrival order exactly as if it had been sent alone (same decisions and numbers; a
 //! denial writes nothing; a composite group stays all-or-nothing). No timer: an idle limiter
 //! sends a lone call at once. A batch carries at most 64 calls and 32 KiB, so one script
-//! holds Redis for about a tenth of a millisecond at most. Each call keeps its own timeout;
+//! holds Redis for well under a millisecond (about one for the sliding log). Each call keeps
+//! its own timeout;
 //! a batch that fails fails each of its calls with the error it would have had alone, and
 //! an error of one call (a key of another type) fails that call only. Reservations go
 //! alone. [`RedisStats::batches`] counts the batches.

@@ -26,7 +26,14 @@ while i <= #ARGV do
   if op == 'h' then
     mode = 'h'
   end
-  local replies, writes, fresh, all, failed = {}, {}, {}, true, nil
+  -- Each member's decision (or the group's error), then the writes: decided first, written
+  -- only when the whole group may write.
+  local replies, writes, fresh, all, failed = nil, nil, nil, true, nil
+  local one_reply, one_write, one_fresh
+  if m > 1 then
+    -- Tables only for groups: each costs Redis an allocation, and most calls are one limit.
+    replies, writes, fresh = {}, {}, {}
+  end
   for k = 1, m do
     local a = i + (k - 1) * 4
     local now
@@ -60,18 +67,25 @@ while i <= #ARGV do
       break
     end
     all = all and allowed
-    replies[k], writes[k], fresh[k] = reply, write or false, fresh_us
+    if m == 1 then
+      one_reply, one_write, one_fresh = reply, write, fresh_us
+    else
+      replies[k], writes[k], fresh[k] = reply, write or false, fresh_us
+    end
   end
   if failed then
     out[#out + 1] = failed
   else
     if op == 'h' or (op == 'c' and all) then
       for k = 1, m do
-        local write = writes[k]
+        local write, fresh_us = one_write, one_fresh
+        if m > 1 then
+          write, fresh_us = writes[k], fresh[k]
+        end
         if type(write) == 'function' then
           write()
         elseif write then
-          local ms = ceil(fresh[k] / 1000)
+          local ms = ceil(fresh_us / 1000)
           if ms < 1000 then
             ms = 1000
           end
@@ -79,7 +93,11 @@ while i <= #ARGV do
         end
       end
     end
-    out[#out + 1] = pack('>d', all and 1 or 0) .. concat(replies)
+    if m == 1 then
+      out[#out + 1] = pack('>d', all and 1 or 0) .. one_reply
+    else
+      out[#out + 1] = pack('>d', all and 1 or 0) .. concat(replies)
+    end
   end
   i = i + 4 * m
   base = base + m
