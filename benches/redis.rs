@@ -1,10 +1,13 @@
 //! The Redis backend against a local `redis-server` it starts itself (Debian's package).
 //!
 //! 1. Throughput and latency: with 1, 16 and 256 concurrent tasks on one multiplexed
-//!    connection, decisions per second and p50/p99 latency for each algorithm's script
-//!    (on Redis's clock, deny cache off, 10,000 keys), beside (a) a bare `EVALSHA` that
-//!    returns a constant, the floor of any script-based limiter, and (b) the token-bucket
-//!    script tutorials teach (`HMGET`, compute, `HMSET`, `EXPIRE`).
+//!    connection, decisions per second, p50/p99 latency and Redis CPU per decision for each
+//!    algorithm (on Redis's clock, deny cache off, 10,000 keys), batched (the default) and
+//!    with every call alone (`batching(false)`, each decision its own script), beside (a) a
+//!    bare `EVALSHA` that returns a constant, the floor of any script-based limiter, and (b)
+//!    the token-bucket script tutorials teach (`HMGET`, compute, `HMSET`, `EXPIRE`); then
+//!    batched against alone; and the time Redis spends inside the scripts per decision
+//!    (`INFO commandstats`), with what each command a decision runs costs inside Lua.
 //! 2. Redis calls per 10,000 requests from one denied client, with and without the deny
 //!    cache.
 //! 3. Redis memory per key at 100,000 keys for each algorithm (`MEMORY USAGE`).
@@ -200,11 +203,13 @@ async fn algorithm<A: RedisAlgorithm>(
     server: &RedisServer,
     tasks: usize,
     duration: Duration,
+    batching: bool,
 ) -> Run {
     let url = server.url();
     let limiter = RedisLimiter::<A>::builder(Quota::per_second(100), &url)
         .prefix("bench:")
         .deny_cache(false)
+        .batching(batching)
         .timeout(Duration::from_secs(5))
         .connect()
         .await
@@ -219,8 +224,17 @@ async fn algorithm<A: RedisAlgorithm>(
     .await
 }
 
+/// One run's figures: decisions/s, p50 and p99 µs, Redis CPU µs per decision.
+#[derive(Clone, Copy)]
+struct Figures {
+    rate: f64,
+    p50: f64,
+    p99: f64,
+    server: f64,
+}
+
 /// One table row; `floor` is the floor's run at the same concurrency.
-fn row(name: &str, tasks: usize, mut run: Run, floor: (f64, f64)) {
+fn row(name: &str, tasks: usize, mut run: Run, floor: (f64, f64)) -> Figures {
     let rate = run.rate();
     let (p50, p99) = (run.percentile(0.50), run.percentile(0.99));
     let per_decision = |cpu: f64| cpu / run.latencies.len() as f64 * 1e6;
@@ -233,6 +247,42 @@ fn row(name: &str, tasks: usize, mut run: Run, floor: (f64, f64)) {
         server / floor.1,
         per_decision(run.client_cpu),
     );
+    Figures {
+        rate,
+        p50: p50.as_secs_f64() * 1e6,
+        p99: p99.as_secs_f64() * 1e6,
+        server,
+    }
+}
+
+/// Batched and alone, each against the floor's rate at the same concurrency.
+struct Compared {
+    name: &'static str,
+    tasks: usize,
+    floor: f64,
+    batched: Figures,
+    alone: Figures,
+}
+
+/// Runs `A` batched and alone and prints both rows.
+async fn both<A: RedisAlgorithm>(
+    server: &RedisServer,
+    name: &'static str,
+    tasks: usize,
+    duration: Duration,
+    base: (f64, f64),
+) -> Compared {
+    let run = algorithm::<A>(server, tasks, duration, true).await;
+    let batched = row(name, tasks, run, base);
+    let run = algorithm::<A>(server, tasks, duration, false).await;
+    let alone = row(&format!("{name}, alone"), tasks, run, base);
+    Compared {
+        name,
+        tasks,
+        floor: base.0,
+        batched,
+        alone,
+    }
 }
 
 async fn throughput(server: &RedisServer, duration: Duration) {
@@ -243,6 +293,7 @@ async fn throughput(server: &RedisServer, duration: Duration) {
     );
     println!("|---|---|---|---|---|---|---|---|");
     let client = redis::Client::open(server.url().as_str()).unwrap();
+    let mut compared = Vec::new();
     for tasks in CONCURRENCY {
         let port = server.port();
         let conn = ConnectionManager::new(client.clone()).await.unwrap();
@@ -255,20 +306,113 @@ async fn throughput(server: &RedisServer, duration: Duration) {
         let conn = ConnectionManager::new(client.clone()).await.unwrap();
         let run = tutorial(port, &conn, tasks, duration).await;
         row("tutorial token bucket", tasks, run, base);
-        let run = algorithm::<Gcra>(server, tasks, duration).await;
-        row("Gcra", tasks, run, base);
-        let run = algorithm::<TokenBucket>(server, tasks, duration).await;
-        row("TokenBucket", tasks, run, base);
-        let run = algorithm::<LeakyBucket>(server, tasks, duration).await;
-        row("LeakyBucket", tasks, run, base);
-        let run = algorithm::<FixedWindow>(server, tasks, duration).await;
-        row("FixedWindow", tasks, run, base);
-        let run = algorithm::<SlidingWindow>(server, tasks, duration).await;
-        row("SlidingWindow", tasks, run, base);
-        let run = algorithm::<SlidingLog>(server, tasks, duration).await;
-        row("SlidingLog", tasks, run, base);
+        compared.push(both::<Gcra>(server, "Gcra", tasks, duration, base).await);
+        compared.push(both::<TokenBucket>(server, "TokenBucket", tasks, duration, base).await);
+        compared.push(both::<LeakyBucket>(server, "LeakyBucket", tasks, duration, base).await);
+        compared.push(both::<FixedWindow>(server, "FixedWindow", tasks, duration, base).await);
+        compared.push(both::<SlidingWindow>(server, "SlidingWindow", tasks, duration, base).await);
+        compared.push(both::<SlidingLog>(server, "SlidingLog", tasks, duration, base).await);
         server.cli(&["FLUSHALL"]);
     }
+    println!("\n### Batched against every call alone (same run)\n");
+    println!(
+        "| algorithm | tasks | decisions/s batched / floor's | batched / alone \
+         | p50 batched / alone | p99 batched / alone | Redis CPU µs/decision batched, alone (ratio) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for c in &compared {
+        let (b, a) = (c.batched, c.alone);
+        println!(
+            "| {} | {} | {:.2}x | {:.2}x | {:.2}x | {:.2}x | {:.2}, {:.2} ({:.2}x) |",
+            c.name,
+            c.tasks,
+            b.rate / c.floor,
+            b.rate / a.rate,
+            b.p50 / a.p50,
+            b.p99 / a.p99,
+            b.server,
+            a.server,
+            b.server / a.server,
+        );
+    }
+}
+
+/// `(calls, µs)` of `command` in `INFO commandstats` since the last `CONFIG RESETSTAT`.
+fn command_stats(server: &RedisServer, command: &str) -> (f64, f64) {
+    let info = server.cli(&["INFO", "commandstats"]);
+    let Some(line) = info
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("cmdstat_{command}:")))
+    else {
+        return (0.0, 0.0);
+    };
+    let field = |name: &str| -> f64 {
+        line.split(',')
+            .find_map(|kv| kv.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    (field("calls="), field("usec="))
+}
+
+/// Where a decision's Redis time goes at 256 tasks: scripts run, decisions per script and
+/// the time Redis spends inside them (`INFO commandstats`, nested commands included), batched
+/// and alone; the rest of Redis's CPU is per call (reading, parsing, replying).
+async fn script_time(server: &RedisServer, duration: Duration) {
+    println!("\n### Inside the scripts at 256 tasks (INFO commandstats)\n");
+    println!(
+        "| algorithm | calls | scripts run | decisions per script | µs per script \
+         | script µs per decision | Redis CPU µs per decision |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for name in ["Gcra", "SlidingWindow", "SlidingLog"] {
+        for batching in [true, false] {
+            server.cli(&["CONFIG", "RESETSTAT"]);
+            let run = match name {
+                "Gcra" => algorithm::<Gcra>(server, 256, duration, batching).await,
+                "SlidingWindow" => {
+                    algorithm::<SlidingWindow>(server, 256, duration, batching).await
+                }
+                _ => algorithm::<SlidingLog>(server, 256, duration, batching).await,
+            };
+            let (calls, usec) = command_stats(server, "evalsha");
+            let decisions = run.latencies.len() as f64;
+            println!(
+                "| {name} | {} | {calls:.0} | {:.1} | {:.1} | {:.2} | {:.2} |",
+                if batching { "batched" } else { "alone" },
+                decisions / calls,
+                usec / calls,
+                usec / decisions,
+                run.server_cpu / decisions * 1e6,
+            );
+            server.cli(&["FLUSHALL"]);
+        }
+    }
+    println!("\n### What one decision's commands cost inside Lua (1,000 in one EVAL)\n");
+    println!("| loop body | µs each |");
+    println!("|---|---|");
+    let key = "local k = 'sluicegate:{user:' .. i .. '}gAbCdE'";
+    for (name, body) in [
+        ("build the key name", ""),
+        ("GET", "redis.call('GET', k)"),
+        (
+            "SET … PX",
+            "redis.call('SET', k, 'GAAAAAAAAAAAAAAAA', 'PX', 100000)",
+        ),
+        ("GET of the state just set", "redis.call('GET', k)"),
+        ("TIME", "redis.call('TIME')"),
+        (
+            "struct.pack of 6 doubles",
+            "struct.pack('>dddddd', i, i, i, i, i, i)",
+        ),
+    ] {
+        let script = format!("for i = 1, 1000 do {key}; {body} end return 1");
+        server.cli(&["CONFIG", "RESETSTAT"]);
+        server.cli(&["EVAL", &script, "0"]);
+        let (_, usec) = command_stats(server, "eval");
+        println!("| {name} | {:.2} |", usec / 1_000.0);
+    }
+    server.cli(&["FLUSHALL"]);
 }
 
 async fn deny_cache(server: &RedisServer) {
@@ -392,6 +536,15 @@ async fn memory(server: &RedisServer) {
     memory_of::<SlidingWindow>(server, "SlidingWindow", 1).await;
     memory_of::<SlidingLog>(server, "SlidingLog", 1).await;
     memory_of::<SlidingLog>(server, "SlidingLog", 10).await;
+    // Redis rounds a key's allocations up in steps: the same 17-byte state (with a TTL)
+    // under names of growing length.
+    println!("\n| name length (bytes) | MEMORY USAGE of a 17-byte state |\n|---|---|");
+    for len in [6, 7, 14, 15, 30, 31, 46, 47] {
+        let name = "k".repeat(len);
+        server.cli(&["SET", &name, "GAAAAAAAAAAAAAAAA", "PX", "100000"]);
+        println!("| {len} | {} |", server.cli(&["MEMORY", "USAGE", &name]));
+    }
+    server.cli(&["FLUSHALL"]);
 }
 
 fn main() {
@@ -416,6 +569,7 @@ fn main() {
     );
     runtime.block_on(async {
         throughput(&server, duration).await;
+        script_time(&server, duration).await;
         deny_cache(&server).await;
         memory(&server).await;
     });

@@ -136,3 +136,45 @@ async fn composites_are_one_script_in_one_slot_and_reserve_undo_across_slots() {
     assert_eq!(per_user.peek_n("u2", 3).await.unwrap().remaining(), 0);
     assert!(per_user.check_n("u2", 3).await.unwrap().is_allowed());
 }
+
+/// Many tasks on a few keys (each key its own slot, spread over the nodes): calls batch per
+/// slot, and with time frozen every key admits exactly its quota, single checks and
+/// two-limit groups on the key's slot alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_batch_per_slot_and_admit_exactly_the_quota() {
+    let cluster = RedisCluster::start(3);
+    let clock = ManualClock::starting_at(Duration::from_secs(1_700_000_000));
+    let quota = Quota::per_minute(50);
+    let gcra = on_cluster::<Gcra>(&cluster, quota, "batch:", &clock).await;
+    let window =
+        on_cluster::<FixedWindow>(&cluster, Quota::per_minute(1_000), "wide:", &clock).await;
+    let keys = ["alice", "bob", "carol", "dave"];
+    let tasks: Vec<_> = (0..64)
+        .map(|task| {
+            let (gcra, window) = (gcra.clone(), window.clone());
+            tokio::spawn(async move {
+                let mut admitted = [0u32; 4];
+                for i in 0..8 {
+                    let k = (task + i) % keys.len();
+                    let allowed = if task % 4 == 0 {
+                        let members = [Member::new(&gcra, keys[k]), Member::new(&window, keys[k])];
+                        all_of(&members, 1, Op::Check).await.unwrap().is_allowed()
+                    } else {
+                        gcra.check(keys[k]).await.unwrap().is_allowed()
+                    };
+                    admitted[k] += u32::from(allowed);
+                }
+                admitted
+            })
+        })
+        .collect();
+    let mut admitted = [0u32; 4];
+    for task in tasks {
+        for (total, n) in admitted.iter_mut().zip(task.await.unwrap()) {
+            *total += n;
+        }
+    }
+    assert_eq!(admitted, [50; 4], "128 checks per key at one instant");
+    let stats = gcra.stats();
+    assert!(stats.largest_batch > 1, "calls batched per slot: {stats:?}");
+}

@@ -1,5 +1,6 @@
 //! Many tasks, two connections, two limiters standing for two servers, one Redis: with time
-//! frozen, exactly the quota is admitted, for every algorithm; and on Redis's own clock, a
+//! frozen, exactly the quota is admitted, for every algorithm, while each connection batches
+//! the calls that queue behind its call in flight; and on Redis's own clock, a
 //! quota whose refill is far slower than the test admits exactly its burst too.
 #![cfg(feature = "redis")]
 
@@ -59,6 +60,13 @@ async fn hammer<A: RedisAlgorithm, C: TimeSource + Default>(
         .collect();
     for task in tasks {
         task.await.unwrap();
+    }
+    for server in &servers {
+        let stats = server.stats();
+        assert!(
+            stats.largest_batch > 1,
+            "calls queued into batches: {stats:?}"
+        );
     }
     admitted.iter().map(|a| a.load(Ordering::Relaxed)).collect()
 }

@@ -7,11 +7,11 @@
 
 use super::algorithm::{script_code, RedisAlgorithm};
 use super::error::RedisError;
+use super::group::{Group, Member};
 use super::inner::Inner;
 use super::keys::hash_slot;
-use super::link::{Arg, Link};
-use super::reply;
-use super::scripts::SCRIPTS;
+use super::link::Link;
+use super::scripts::Script;
 use super::time::TimeSource;
 use crate::backend::{Call, Joint, JointStore, Op};
 use crate::decision::Decision;
@@ -26,8 +26,10 @@ pub(crate) type Handle = Arc<dyn Part>;
 /// What the composite needs of each limiter, whatever its algorithm and clock.
 pub(crate) trait Part: Send + Sync {
     fn redis_key(&self, key: &str) -> String;
-    /// The algorithm's letter, the instant to send and the encoded parameters for `cost`.
-    fn block(&self, cost: u32) -> (&'static str, Option<u64>, [u8; 32]);
+    /// The limit of `redis_key` at `cost`, as a call carries it.
+    fn member(&self, redis_key: String, cost: u32) -> Member;
+    /// The algorithm's own script.
+    fn script(&self) -> &'static Script;
     fn limit(&self) -> u32;
     /// True when an outage is answered by a fallback rather than returned.
     fn has_fallback(&self) -> bool;
@@ -42,9 +44,19 @@ impl<A: RedisAlgorithm, C: TimeSource> Part for Inner<A, C> {
         self.keys.name(key)
     }
 
-    fn block(&self, cost: u32) -> (&'static str, Option<u64>, [u8; 32]) {
-        let (sent, _) = self.instant();
-        (script_code(A::KIND), sent, self.params(cost))
+    fn member(&self, key: String, cost: u32) -> Member {
+        let (now, _) = self.instant();
+        Member {
+            key,
+            algorithm: script_code(A::KIND),
+            now,
+            cost,
+            params: self.params(cost),
+        }
+    }
+
+    fn script(&self) -> &'static Script {
+        self.script
     }
 
     fn limit(&self) -> u32 {
@@ -94,7 +106,7 @@ impl JointStore for Arc<Link> {
             }
         }
         Some(Call::new(async move {
-            match in_one_script(self, &parts, group, &keys, op).await {
+            match in_one_script(self, &parts, group, keys, op).await {
                 Ok(decisions) => Ok(decisions),
                 Err(error) => {
                     for part in &parts {
@@ -111,30 +123,27 @@ impl JointStore for Arc<Link> {
     }
 }
 
-/// The composite script: every limit decided, then written only if all admit.
+/// The group as one call (the composite script alone, or a part of a batch): every limit
+/// decided, then written only if all admit.
 async fn in_one_script(
     link: &Arc<Link>,
     parts: &[&dyn Part],
     group: &[(Joint<'_>, u32)],
-    keys: &[String],
+    keys: Vec<String>,
     op: Op,
 ) -> Result<Vec<Decision>, RedisError> {
-    let blocks: Vec<_> = (parts.iter().zip(group))
-        .map(|(part, &(_, cost))| (part.block(cost), cost))
+    let members = (parts.iter().zip(group).zip(keys))
+        .map(|((part, &(_, cost)), key)| part.member(key, cost))
         .collect();
-    let mut args = Vec::with_capacity(1 + 4 * parts.len());
-    args.push(Arg::Str(op.code()));
-    for ((algorithm, now, params), cost) in &blocks {
-        args.push(Arg::Str(algorithm));
-        args.push(now.map_or(Arg::Str(""), Arg::Int));
-        args.push(Arg::Int(u64::from(*cost)));
-        args.push(Arg::Bytes(params));
-    }
+    let call = Group {
+        op,
+        members,
+        single: parts[0].script(),
+    };
     let started = Instant::now();
-    let result = link.eval(&SCRIPTS.composite, keys, &args).await;
+    let result = link.decide(call).await;
     parts[0].record_call(started);
-    let (_, numbers) = reply::composite(result?, parts.len())?;
-    Ok((parts.iter().zip(&numbers))
+    Ok((parts.iter().zip(&result?))
         .map(|(part, numbers)| numbers.decision(part.limit()))
         .collect())
 }

@@ -1,10 +1,11 @@
 //! [`Inner`]: what the clones of a [`RedisLimiter`](super::RedisLimiter) share, and the path
 //! of one decision: capacity, deny cache, script, fallback.
 
-use super::algorithm::RedisAlgorithm;
+use super::algorithm::{script_code, RedisAlgorithm};
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::Standby;
+use super::group::{Group, Member};
 use super::keys::KeySpace;
 use super::link::{Arg, Link};
 use super::params::Params;
@@ -89,23 +90,42 @@ impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
         self.params.encoded(cost)
     }
 
-    /// Runs the algorithm's script on `redis_key`.
+    /// Decides `op` on `redis_key` through the link: at once, or in the next batch while
+    /// another call is in flight.
     pub(crate) async fn run(
         &self,
+        redis_key: String,
+        op: Op,
+        cost: u32,
+        sent: Option<u64>,
+    ) -> Result<ScriptAnswer, RedisError> {
+        self.link_up()?;
+        let member = Member {
+            key: redis_key,
+            algorithm: script_code(A::KIND),
+            now: sent,
+            cost,
+            params: self.params(cost),
+        };
+        let started = Instant::now();
+        let result = self.link.decide(Group::one(op, member, self.script)).await;
+        self.telemetry.call(started.elapsed());
+        Ok(result?[0])
+    }
+
+    /// A reservation: the algorithm's script with op `r`, alone (never batched: its reply
+    /// carries what an undo needs).
+    pub(crate) async fn reserve(
+        &self,
         redis_key: &String,
-        op: &'static str,
         cost: u32,
         sent: Option<u64>,
     ) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
-        if !self.link.health.is_up() {
-            return Err(RedisError::unavailable(
-                "not connected (reconnecting in the background)",
-            ));
-        }
+        self.link_up()?;
         let params = self.params(cost);
         let now = sent.map_or(Arg::Str(""), Arg::Int);
         let args = [
-            Arg::Str(op),
+            Arg::Str("r"),
             now,
             Arg::Int(u64::from(cost)),
             Arg::Bytes(&params),
@@ -117,6 +137,16 @@ impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
             .await;
         self.telemetry.call(started.elapsed());
         reply::single(result?)
+    }
+
+    /// Fails fast, sending and counting nothing, while Redis is known to be down.
+    fn link_up(&self) -> Result<(), RedisError> {
+        if self.link.health.is_up() {
+            return Ok(());
+        }
+        Err(RedisError::unavailable(
+            "not connected (reconnecting in the background)",
+        ))
     }
 
     /// Redis could not decide: the fallback's answer, or the error.

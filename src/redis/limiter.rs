@@ -152,13 +152,8 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
         if let Some(cached) = inner.cached(key, cost, op, at) {
             return Ok(cached);
         }
-        let code = match op {
-            Op::Check => "c",
-            Op::Peek => "p",
-            Op::Hit => "h",
-        };
-        match inner.run(&inner.keys.name(key), code, cost, sent).await {
-            Ok((numbers, _)) => {
+        match inner.run(inner.keys.name(key), op, cost, sent).await {
+            Ok(numbers) => {
                 inner.learn(key, cost, op, at, &numbers);
                 Ok(numbers.decision(inner.quota.limit()))
             }
@@ -178,7 +173,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
             });
         }
         let redis_key = inner.keys.name(key);
-        match inner.run(&redis_key, "r", cost, sent).await {
+        match inner.reserve(&redis_key, cost, sent).await {
             Ok((numbers, extra)) => {
                 inner.learn(key, cost, Op::Check, at, &numbers);
                 let receipt = if numbers.allowed && !extra.is_empty() {
@@ -235,9 +230,9 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
         self.inner.keys.prefix()
     }
 
-    /// The Redis key that holds `key`'s state:
-    /// `<prefix>{<key>}:<algorithm>:<limit>/<period>[:b<burst>]`, with braces and `%` in
-    /// `key` percent-escaped so the hash tag is exactly `key`.
+    /// The Redis key that holds `key`'s state: `<prefix>{<key>}`, the algorithm's letter and
+    /// five characters fingerprinting the quota, with braces and `%` in `key`
+    /// percent-escaped so the hash tag is exactly `key`.
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), sluicegate::redis::RedisError> {
@@ -249,7 +244,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
     ///     "redis://127.0.0.1/",
     /// )
     /// .await?;
-    /// assert_eq!(limiter.redis_key("user:42"), "sluicegate:{user:42}:gcra:100/1m:b20");
+    /// assert_eq!(limiter.redis_key("user:42"), "sluicegate:{user:42}gbewwN");
     /// # Ok(())
     /// # }
     /// ```
@@ -259,7 +254,9 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
 
     /// What the limiter has done so far.
     pub fn stats(&self) -> RedisStats {
-        self.inner.telemetry.stats()
+        let mut stats = self.inner.telemetry.stats();
+        (stats.batches, stats.largest_batch) = self.inner.link.batcher.stats();
+        stats
     }
 
     /// False while Redis is known to be unreachable (calls fail fast, or the fallback

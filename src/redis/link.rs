@@ -8,13 +8,14 @@
 //! whatever the network does. The link keeps a [`Health`] (a circuit breaker) and runs its
 //! probe; the breaker knows nothing of the link.
 
+use super::batch::Batcher;
 use super::error::{classify, RedisError};
 use super::health::{Health, PROBE_INTERVAL};
 use super::scripts::Script;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
+use redis::{Cmd, ErrorKind, ServerErrorKind, ToRedisArgs, Value};
 use std::fmt;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -28,6 +29,8 @@ pub(crate) struct Endpoint {
     pub(crate) timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) lazy: bool,
+    /// Calls queue behind a call in flight and go in batches (see `batch.rs`).
+    pub(crate) batching: bool,
 }
 
 impl Endpoint {
@@ -60,13 +63,17 @@ enum Conn {
 
 impl Conn {
     /// Sends `cmd`; an error reply comes back as `Err` (the raw connection returns it as a
-    /// value).
+    /// value). Errors inside an array stay there: the batch script answers each call's error
+    /// in its own element.
     async fn query(&mut self, cmd: &Cmd) -> redis::RedisResult<Value> {
         let reply = match self {
             Conn::Standalone(conn) => conn.req_packed_command(cmd).await,
             Conn::Cluster(conn) => conn.req_packed_command(cmd).await,
         };
-        reply.and_then(Value::extract_error)
+        match reply? {
+            Value::ServerError(error) => Err(error.into()),
+            value => Ok(value),
+        }
     }
 }
 
@@ -85,6 +92,10 @@ pub(crate) struct Link {
     timeout: Duration,
     connect_timeout: Duration,
     pub(crate) health: Health,
+    /// Calls queued while one is in flight, per lane (see `batch.rs`).
+    pub(crate) batcher: Batcher,
+    /// False: every call goes alone at once.
+    pub(crate) batching: bool,
 }
 
 impl fmt::Debug for Link {
@@ -118,6 +129,8 @@ impl Link {
             // A cluster connection fails over per node by itself: a breaker for the whole
             // cluster would stop every slot for one node's outage.
             health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
+            batcher: Batcher::default(),
+            batching: endpoint.batching,
         });
         if endpoint.lazy {
             link.start_probe();
@@ -205,10 +218,10 @@ impl Link {
 
     /// Runs `script` on `keys` with `args`: one round trip (two when the server has to be
     /// taught the script), within the timeout. Fails fast while the link is known to be down.
-    pub(crate) async fn eval(
+    pub(crate) async fn eval<K: AsRef<str> + ToRedisArgs>(
         self: &Arc<Self>,
         script: &Script,
-        keys: &[String],
+        keys: &[K],
         args: &[Arg<'_>],
     ) -> Result<Value, RedisError> {
         if !self.health.is_up() {
@@ -293,7 +306,7 @@ async fn probe(link: Weak<Link>) {
 }
 
 /// `EVALSHA sha` or `EVAL code`, then the keys and the arguments.
-fn command(name: &str, script: &str, keys: &[String], args: &[Arg<'_>]) -> Cmd {
+fn command<K: ToRedisArgs>(name: &str, script: &str, keys: &[K], args: &[Arg<'_>]) -> Cmd {
     let mut cmd = redis::cmd(name);
     cmd.arg(script).arg(keys.len()).arg(keys);
     for arg in args {
@@ -308,13 +321,15 @@ fn command(name: &str, script: &str, keys: &[String], args: &[Arg<'_>]) -> Cmd {
 
 /// The key an error reply is about: the composite script names the limit (`(limit N)`, from
 /// 1) that failed; single-key scripts have one key.
-fn failing_key(error: &redis::RedisError, keys: &[String]) -> String {
+pub(crate) fn failing_key<K: AsRef<str>>(error: &redis::RedisError, keys: &[K]) -> String {
     let index = error
         .detail()
         .and_then(|detail| detail.rsplit_once("(limit "))
         .and_then(|(_, rest)| rest.trim_end_matches(')').parse::<usize>().ok())
         .and_then(|n| n.checked_sub(1));
-    keys.get(index.unwrap_or(0)).cloned().unwrap_or_default()
+    keys.get(index.unwrap_or(0))
+        .map(|key| key.as_ref().to_owned())
+        .unwrap_or_default()
 }
 
 /// `urls` with any credentials (`user:password@`) replaced by `***@`, for messages.

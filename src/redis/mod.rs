@@ -45,14 +45,16 @@
 //!
 //! # Keys and TTLs
 //!
-//! A key's state is stored under `<prefix>{<key>}:<algorithm>:<limit>/<period>[:b<burst>]`
-//! ([`RedisLimiter::redis_key`]), e.g. `sluicegate:{user:42}:gcra:100/1m:b20`:
+//! A key's state is stored under `<prefix>{<key>}<algorithm><quota>`
+//! ([`RedisLimiter::redis_key`]), e.g. `sluicegate:{user:42}gbewwN` for a GCRA of 100 per
+//! minute with a burst of 20:
 //!
 //! - every key starts with the prefix (default `"sluicegate:"`; one prefix per limit);
 //! - the caller's key is the hash tag, so each key's state sits in one cluster slot (braces
 //!   and `%` in keys are percent-escaped; a prefix with braces is refused);
-//! - the quota is in the name, so changing a quota starts from fresh state rather than
-//!   misreading the old one, whose keys then expire.
+//! - the algorithm's letter and a 30-bit fingerprint of the quota end the name (six
+//!   characters: Redis memory per key grows with the name), so changing a quota starts from
+//!   fresh state rather than misreading the old one, whose keys then expire.
 //!
 //! Five algorithms keep one string per key (a one-letter tag and two or three packed
 //! doubles, 17 or 25 bytes); the sliding log keeps a sorted set with one 8-byte member per
@@ -92,6 +94,19 @@
 //! Under a flood from one client, Redis sees about one call per `retry_after` per server.
 //! Bounded to [`RedisBuilder::deny_cache_capacity`] keys.
 //!
+//! # Batching
+//!
+//! While a call is in flight to a node (a standalone Redis, or one slot of a cluster), calls
+//! that arrive for it queue; when it returns, the queue goes in one script that decides each
+//! call in arrival order exactly as if it had been sent alone (same decisions and numbers; a
+//! denial writes nothing; a composite group stays all-or-nothing). No timer: an idle limiter
+//! sends a lone call at once. A batch carries at most 64 calls and 32 KiB, so one script
+//! holds Redis for well under a millisecond (about one for the sliding log). Each call keeps
+//! its own timeout;
+//! a batch that fails fails each of its calls with the error it would have had alone, and
+//! an error of one call (a key of another type) fails that call only. Reservations go
+//! alone. [`RedisStats::batches`] counts the batches.
+//!
 //! # Composites
 //!
 //! [`backend::all_of`](crate::backend::all_of) decides one request against several limits
@@ -121,11 +136,13 @@
 
 mod algorithm;
 mod backend;
+mod batch;
 mod builder;
 mod composite;
 mod deny_cache;
 mod error;
 mod fallback;
+mod group;
 mod health;
 mod inner;
 mod keys;

@@ -48,6 +48,8 @@ pub(crate) struct Scripts {
     sliding_log: Script,
     /// Several limits, any algorithms, one atomic call.
     pub(crate) composite: Script,
+    /// Queued calls (each one limit or a composite group), one atomic call.
+    pub(crate) batch: Script,
     /// Undoes a reservation of a string state.
     pub(crate) undo: Script,
     /// Undoes a reservation on a sliding log.
@@ -91,6 +93,18 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         "sliding_window.lua",
         "sliding_log.lua",
         "composite.lua",
+    )),
+    batch: Script::new(lua!(
+        "prelude.lua",
+        "emission.lua",
+        "gcra.lua",
+        "leaky_bucket.lua",
+        "token_bucket.lua",
+        "window.lua",
+        "fixed_window.lua",
+        "sliding_window.lua",
+        "sliding_log.lua",
+        "batch.lua",
     )),
     undo: Script::new(lua!("prelude.lua", "undo.lua")),
     undo_log: Script::new(lua!("prelude.lua", "sliding_log.lua", "undo_log.lua")),

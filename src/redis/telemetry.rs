@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct RedisStats {
-    /// Calls sent to Redis (scripts run, including those that failed).
+    /// Decisions sent to Redis (alone or in a batch, including those that failed).
     pub calls: u64,
     /// Requests Redis could not decide (a call that failed, or one failed at once while
     /// Redis was known to be down), whatever the fallback then answered.
@@ -28,6 +28,12 @@ pub struct RedisStats {
     pub fallbacks: u64,
     /// Denials answered by the local deny cache, without a round trip.
     pub deny_cache_hits: u64,
+    /// Batch scripts sent on this limiter's connection: each carried two calls or more that
+    /// had queued while another call was in flight (calls of clones, and composite groups
+    /// this limiter's connection carried, included).
+    pub batches: u64,
+    /// The most calls one batch carried.
+    pub largest_batch: u64,
 }
 
 /// The counters and handles behind one limiter's telemetry.
@@ -135,6 +141,8 @@ impl Telemetry {
             errors: self.errors.load(Relaxed),
             fallbacks: self.fallbacks.load(Relaxed),
             deny_cache_hits: self.deny_cache_hits.load(Relaxed),
+            batches: 0,
+            largest_batch: 0,
         }
     }
 }
