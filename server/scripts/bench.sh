@@ -2,6 +2,8 @@
 # The service benchmark (BENCHMARKS.md, "Service (sluicegate-server)"): builds in release,
 # starts on free loopback ports
 #   floor     sluicegate-floor: a bare tonic RLS server answering a constant OK (the floor),
+#   engine    sluicegate-floor --config: the server's gRPC service and in-process engine with
+#             nothing else of sluicegate-server (not in the default TARGETS: a decomposition),
 #   process   sluicegate-server, state in process,
 #   redis     sluicegate-server --redis, against a redis-server it starts on a free port,
 # and runs sluicegate-load against each in alternating rounds (floor, process, redis, floor,
@@ -12,15 +14,17 @@
 #   open    at a fixed rate (OPEN_RATE requests/s; REDIS_OPEN_RATE for redis), latency from
 #           the scheduled time.
 # Prints, per pass, a Markdown table of medians over the rounds, and each target's median
-# ratio to the floor measured in the same round. Every process it starts is stopped by PID.
+# ratio to the floor measured in the same round; "CPU µs/req" is the server process's
+# utime+stime (/proc/PID/stat) over the run, warm-up included, per request sent. Every process it starts is stopped by PID.
 #
 #   bash server/scripts/bench.sh                       # about 8 minutes on 2 cores
 #   ROUNDS=3 DURATION=4 WARMUP=1 OPEN_RATE=5000 bash server/scripts/bench.sh
 #
 # Environment: ROUNDS (3), DURATION (4 s measured per run), WARMUP (1 s), CONCURRENCY (64),
 # CONNECTIONS (4), OPEN_RATE (5000), REDIS_OPEN_RATE (OPEN_RATE), LOAD_THREADS (2), PASSES
-# ("closed open"), TARGETS ("floor process redis"), JOBS (cargo -j), OUT (a directory for
-# the raw JSON lines and logs; a temporary one by default), CARGO_TARGET_DIR.
+# ("closed open"), TARGETS ("floor process redis"; add "engine" for the decomposition),
+# JOBS (cargo -j), OUT (a directory for the raw JSON lines and logs; a temporary one by
+# default), CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -85,14 +89,23 @@ descriptors:
     rate_limit: { unit: second, requests_per_unit: 1000 }
 YAML
 
-declare -A port
+declare -A port server_pid
 for target in $TARGETS; do
     case "$target" in
     floor)
         port[floor]="$(free_port)"
         "$bin/sluicegate-floor" --grpc "127.0.0.1:${port[floor]}" 2>"$OUT/floor.log" &
         pids+=("$!")
+        server_pid[floor]="$!"
         wait_port "${port[floor]}" sluicegate-floor "$OUT/floor.log"
+        ;;
+    engine)
+        port[engine]="$(free_port)"
+        "$bin/sluicegate-floor" --grpc "127.0.0.1:${port[engine]}" --config "$OUT/bench.yaml" \
+            2>"$OUT/engine.log" &
+        pids+=("$!")
+        server_pid[engine]="$!"
+        wait_port "${port[engine]}" "sluicegate-floor --config" "$OUT/engine.log"
         ;;
     process)
         port[process]="$(free_port)"
@@ -100,6 +113,7 @@ for target in $TARGETS; do
             --grpc "127.0.0.1:${port[process]}" --http "127.0.0.1:$(free_port)" \
             2>"$OUT/process.log" &
         pids+=("$!")
+        server_pid[process]="$!"
         wait_port "${port[process]}" sluicegate-server "$OUT/process.log"
         ;;
     redis)
@@ -114,11 +128,15 @@ for target in $TARGETS; do
             --grpc "127.0.0.1:${port[redis]}" --http "127.0.0.1:$(free_port)" \
             2>"$OUT/redis.log" &
         pids+=("$!")
+        server_pid[redis]="$!"
         wait_port "${port[redis]}" "sluicegate-server --redis" "$OUT/redis.log"
         ;;
-    *) echo "unknown target $target (floor, process, redis)" >&2; exit 1 ;;
+    *) echo "unknown target $target (floor, engine, process, redis)" >&2; exit 1 ;;
     esac
 done
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz="$(getconf CLK_TCK)"
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs" >&2
 echo "raw results: $results" >&2
@@ -141,7 +159,10 @@ for pass in $PASSES; do
                     else
                         args+=(--concurrency "$CONCURRENCY")
                     fi
+                    before="$(cpu_ticks "${server_pid[$target]}")"
                     line="$(timeout $((${DURATION%.*} + ${WARMUP%.*} + 30)) "$bin/sluicegate-load" "${args[@]}")"
+                    after="$(cpu_ticks "${server_pid[$target]}")"
+                    line="${line%\}},\"server_cpu_us\":$(((after - before) * 1000000 / hz))}"
                     echo "$line" >>"$results"
                     echo "$line" >&2
                 done
@@ -165,16 +186,19 @@ for r in runs:
     p, target, d, k, rnd = r["label"].split("/")
     by[(p, target, int(d), int(k))].append((int(rnd), r))
 
+def cpu(r):
+    return r.get("server_cpu_us", 0) / r["sent"] if r.get("sent") else 0.0
+
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 for p in dict.fromkeys(k[0] for k in by):
     print(f"\n#### {p} loop" + (" (at max)" if p == "closed" else " (fixed rate; latency from the scheduled time)"))
     print()
-    print("| workload | target | decisions/s | requests/s | p50 µs | p99 µs | p99.9 µs | errors | over limit | × floor decisions/s | × floor p99 |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("| workload | target | decisions/s | requests/s | p50 µs | p99 µs | p99.9 µs | errors | over limit | CPU µs/req | × floor decisions/s | × floor p99 | × floor CPU/req |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     workloads = sorted({(k[2], k[3]) for k in by if k[0] == p})
-    targets = [t for t in ("floor", "process", "redis") if any(k[0] == p and k[1] == t for k in by)]
+    targets = [t for t in ("floor", "engine", "process", "redis") if any(k[0] == p and k[1] == t for k in by)]
     for d, k in workloads:
         floor = dict(by.get((p, "floor", d, k), []))
         for t in targets:
@@ -189,15 +213,17 @@ for p in dict.fromkeys(k[0] for k in by):
                    f"{med([r['p99_us'] for r in vals]):,.0f}",
                    f"{med([r['p999_us'] for r in vals]):,.0f}",
                    str(sum(r['errors'] for r in vals)),
-                   str(sum(r['over_limit'] for r in vals))]
+                   str(sum(r['over_limit'] for r in vals)),
+                   f"{med([cpu(r) for r in vals]):.1f}"]
             same = [rnd for rnd in rs if rnd in floor]
             # The floor's rate must be the same for a ratio (open loop: redis runs slower).
             same = [n for n in same if rs[n].get("rate") == floor[n].get("rate")]
             if t != "floor" and same:
                 tp = med([rs[n]["decisions_per_s"] / floor[n]["decisions_per_s"] for n in same if floor[n]["decisions_per_s"]])
                 lat = med([rs[n]["p99_us"] / floor[n]["p99_us"] for n in same if floor[n]["p99_us"]])
-                row += [f"{tp:.2f}", f"{lat:.2f}"]
+                cp = med([cpu(rs[n]) / cpu(floor[n]) for n in same if cpu(floor[n])])
+                row += [f"{tp:.2f}", f"{lat:.2f}", f"{cp:.2f}"]
             else:
-                row += ["", ""]
+                row += ["", "", ""]
             print("| " + " | ".join(row) + " |")
 PY

@@ -4,6 +4,11 @@
 //! `limit_remaining` and `duration_until_reset` in each), so the load generator measures
 //! the gRPC stack alone: what any server built on it can at best reach.
 //!
+//! With `--config PATH` it serves the server's own gRPC service (`grpc::Rls` over an
+//! in-process `Engine`) instead, with none of the rest of `sluicegate-server` (no metrics
+//! recorder, log subscriber, HTTP listener or config watcher): a decomposition experiment,
+//! floor → floor + engine → the whole server.
+//!
 //! Built with `--features bench`; serves until `SIGTERM`/`SIGINT`.
 //!
 //! ```sh
@@ -12,13 +17,19 @@
 //! ```
 
 use clap::Parser;
+use sluicegate_server::engine::{Engine, OnBackendError};
+use sluicegate_server::grpc::Rls;
+use sluicegate_server::limits::Backing;
 use sluicegate_server::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
 use sluicegate_server::proto::rate_limit_service_server::{
     RateLimitService, RateLimitServiceServer,
 };
 use sluicegate_server::proto::{RateLimitRequest, RateLimitResponse, RateLimitUnit};
+use sluicegate_server::reload;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 /// The most descriptors a request may carry for a precomputed answer; longer requests
@@ -32,6 +43,9 @@ struct Args {
     /// Where to listen (h2c).
     #[arg(long, default_value = "127.0.0.1:18081")]
     grpc: SocketAddr,
+    /// Serve the server's gRPC service on this config (in process) instead of the constant.
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -94,11 +108,24 @@ fn main() -> ExitCode {
             .map_err(|e| format!("cannot listen on {}: {e}", args.grpc))?;
         let incoming =
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-        let floor = Floor {
-            answers: (0..=PRECOMPUTED).map(answer).collect(),
+        let mut builder = tonic::transport::Server::builder();
+        let router = match &args.config {
+            None => {
+                let floor = Floor {
+                    answers: (0..=PRECOMPUTED).map(answer).collect(),
+                };
+                builder.add_service(RateLimitServiceServer::new(floor))
+            }
+            Some(path) => {
+                let backing = Backing::InProcess {
+                    max_keys: 1_000_000,
+                };
+                let snapshot = reload::snapshot(path, &backing, None).await?;
+                let engine = Engine::new(snapshot, backing, OnBackendError::Error);
+                builder.add_service(Rls::server(Arc::new(engine), false))
+            }
         };
-        tonic::transport::Server::builder()
-            .add_service(RateLimitServiceServer::new(floor))
+        router
             .serve_with_incoming_shutdown(incoming, stop())
             .await
             .map_err(|e| format!("the gRPC server failed: {e}"))
