@@ -15,7 +15,8 @@
 #           the scheduled time.
 # Prints, per pass, a Markdown table of medians over the rounds, and each target's median
 # ratio to the floor measured in the same round; "CPU µs/req" is the server process's
-# utime+stime (/proc/PID/stat) over the run, warm-up included, per request sent. Every process it starts is stopped by PID.
+# utime+stime (/proc/PID/stat) over the run, warm-up included, per request sent. Every
+# process it starts is stopped by PID.
 #
 #   bash server/scripts/bench.sh                       # about 8 minutes on 2 cores
 #   ROUNDS=3 DURATION=4 WARMUP=1 OPEN_RATE=5000 bash server/scripts/bench.sh
