@@ -41,6 +41,9 @@ REGENERATE = "python3 scripts/bench_report.py --run"
 BASELINE = "governor"
 COMMENTARY_START = "<!-- commentary:start -->"
 COMMENTARY_END = "<!-- commentary:end -->"
+# Everything from this marker to the end of the existing report (hand-written sections of
+# measurements this script does not run) is kept as it is, after the generated tables.
+KEPT_START = "<!-- kept:start -->"
 DEFAULT_COMMENTARY = (
     f"{COMMENTARY_START}\n"
     "_Hand-written commentary goes here: everything between the two commentary markers is "
@@ -65,7 +68,9 @@ def main():
         sys.exit(f"bench_report: no criterion results under {args.criterion_dir}; run with --run")
     output = args.output
     commentary = read_commentary(output)
-    write_atomically(output, render(results, commentary, read_markdown_suites(args.extra_dir)))
+    kept = read_kept(output)
+    report = render(results, commentary, read_markdown_suites(args.extra_dir))
+    write_atomically(output, report + ("\n" + kept if kept else ""))
     groups = len({r["group"] for r in results})
     print(f"bench_report: wrote {output} ({len(results)} benchmarks in {groups} groups)", file=sys.stderr)
 
@@ -174,6 +179,15 @@ def read_commentary(path):
             sys.exit(f"bench_report: {path} has an unpaired commentary marker; fix it by hand")
         return DEFAULT_COMMENTARY
     return text[start : end + len(COMMENTARY_END)]
+
+
+def read_kept(path):
+    """The existing report's hand-written sections: from the kept marker to the end."""
+    if not path.exists():
+        return ""
+    text = path.read_text()
+    start = text.find(KEPT_START)
+    return text[start:] if start != -1 else ""
 
 
 # ---- Machine ------------------------------------------------------------------------------

@@ -53,6 +53,20 @@
 //! The rate-limit service for Envoy and other languages, `sluicegate-server`, is the
 //! repository's `server/` crate, built on this one.
 //!
+//! # Errors
+//!
+//! Each error says what went wrong in a sentence and is matched where it can happen:
+//!
+//! - building a limiter: [`QuotaError`] (a zero, overflowing or unsupported quota);
+//! - deciding a cost: [`CapacityError`] (`check_n` of more than can ever fit at once);
+//! - anything decided through the seam, in process or remote: [`BackendError`](backend::BackendError),
+//!   whose [`kind`](backend::BackendError::kind) says capacity, timeout, unavailable or
+//!   rejected, with the backend's own error (a `RedisError`) as its source;
+//! - the rest belongs to one module each: `policy::PolicyError` (parsing a policy),
+//!   `tiers::{UnknownTier, TierError, TierBuildError}` (each operation's own, so a `check`
+//!   that can only miss a tier says just that), `redis::RedisError`, and the HTTP layer's
+//!   build and key errors.
+//!
 //! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
 //! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the
 //! source documents its rule, bit layout, supported range and precision; quotas outside the

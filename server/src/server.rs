@@ -72,6 +72,16 @@ pub async fn run(args: Args) -> Result<(), String> {
     tracing::info!(grpc = %args.grpc, http = %args.http, "listening");
 
     tokio::spawn(Reloader::new(args.config.clone(), engine.clone()).watch(seen, hangups));
+    // The recorder keeps each histogram sample until a scrape or an upkeep folds it into the
+    // buckets: without a scraper, upkeep keeps memory bounded.
+    let upkeep = metrics.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
 
     let draining = Arc::new(AtomicBool::new(false));
     let (stop, stopped) = watch::channel(false);

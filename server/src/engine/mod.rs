@@ -243,7 +243,8 @@ fn sort(plans: &[Plan], statuses: &[Option<Status>], config: &Config) -> Groups 
 
 /// The one call into the library's seam: decides `members` (a plan's index and the cost to
 /// decide it at) with `op`, all or nothing, returning each member's decision in order. The
-/// lead's batched seam replaces the body of this function and nothing else.
+/// seam's protocol sends members that share a Redis node as one script (its batch hook), and
+/// the Redis link coalesces concurrent requests' scripts into batches.
 async fn seam(
     plans: &[Plan],
     members: &[(usize, u32)],
