@@ -59,13 +59,15 @@
 //!
 //! - building a limiter: [`QuotaError`] (a zero, overflowing or unsupported quota);
 //! - deciding a cost: [`CapacityError`] (`check_n` of more than can ever fit at once);
-//! - anything decided through the seam, in process or remote: [`BackendError`](backend::BackendError),
-//!   whose [`kind`](backend::BackendError::kind) says capacity, timeout, unavailable or
-//!   rejected, with the backend's own error (a `RedisError`) as its source;
+//! - anything decided through the seam, in process or remote, one limit or a composite:
+//!   [`BackendError`](backend::BackendError), whose [`kind`](backend::BackendError::kind)
+//!   says capacity, timeout, unavailable or rejected, with the backend's own error (a
+//!   `RedisError`) as its source and, in a composite, the failing
+//!   [`member`](backend::BackendError::member);
 //! - the rest belongs to one module each: `policy::PolicyError` (parsing a policy),
-//!   `tiers::{UnknownTier, TierError, TierBuildError}` (each operation's own, so a `check`
-//!   that can only miss a tier says just that), `redis::RedisError`, and the HTTP layer's
-//!   build and key errors.
+//!   `tiers::TierError` (building a tiered limiter, or a tiered `check_n`; a `check` that can
+//!   only miss a tier says just that, `UnknownTier`), `redis::RedisError` (what `RedisLimiter`'s
+//!   own methods return), and the HTTP layer's build and key errors.
 //!
 //! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
 //! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the

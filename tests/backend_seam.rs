@@ -225,8 +225,8 @@ fn all_of_each_reports_every_member_at_its_own_cost_and_names_a_failure() {
     ];
     let failed = ready(all_of_each(&members, Op::Check, &mut decisions)).unwrap_err();
     assert_eq!(
-        (failed.member, failed.error.kind()),
-        (1, BackendErrorKind::Capacity)
+        (failed.member(), failed.kind()),
+        (Some(1), BackendErrorKind::Capacity)
     );
     assert!(Backend::<str>::immediate(&requests) && Backend::<str>::immediate(&bytes));
     // `numbers` gives what the accessors give.

@@ -10,7 +10,7 @@ use sluicegate::backend::Backend;
 use sluicegate::clock::ManualClock;
 use sluicegate::dynamic::AnyKeyedLimiter;
 use sluicegate::policy::AlgorithmKind;
-use sluicegate::tiers::{TierBuildError, TierError, TieredLimiter, UnknownTier};
+use sluicegate::tiers::{TierError, TieredLimiter, UnknownTier};
 use sluicegate::Quota;
 use std::time::Duration;
 
@@ -73,7 +73,7 @@ proptest! {
         }
         let tiered = match builder.build() {
             Ok(tiered) => tiered,
-            Err(TierBuildError::Quota { tier, error }) => {
+            Err(TierError::Quota { tier, error }) => {
                 // Refused exactly when a separate limiter refuses, naming that tier.
                 let i = separate.iter().position(Option::is_none).expect("one tier refused");
                 prop_assert_eq!(tier, format!("{:?}", PLANS[i]));
@@ -196,7 +196,7 @@ fn unknown_tiers_and_impossible_costs_are_errors() {
 #[test]
 fn building_refuses_no_tiers_duplicates_and_unsupported_quotas() {
     let none = TieredLimiter::<Plan, u64, ManualClock>::builder().build();
-    assert_eq!(none.unwrap_err(), TierBuildError::NoTiers);
+    assert_eq!(none.unwrap_err(), TierError::NoTiers);
     let twice = TieredLimiter::<Plan, u64, ManualClock>::builder()
         .tier(Plan::Free, Quota::per_second(1))
         .tier(Plan::Free, Quota::per_second(2))

@@ -10,31 +10,9 @@ use super::{BackendError, Joint, Member, Part, Receipt};
 use crate::decision::Decision;
 use crate::rules::Op;
 use smallvec::SmallVec;
-use std::fmt;
 
 /// Each member's decision, inline for the usual few members.
 pub(crate) type Found = SmallVec<[Decision; 4]>;
-
-/// A member of [`all_of_each`] failed: which one (its index), and why.
-#[derive(Debug)]
-pub struct MemberError {
-    /// The failing member's index in the slice.
-    pub member: usize,
-    /// What went wrong.
-    pub error: BackendError,
-}
-
-impl fmt::Display for MemberError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "limit {}: {}", self.member, self.error)
-    }
-}
-
-impl std::error::Error for MemberError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
 
 /// Decides one request of `cost` (each member's own, where it has one) against every
 /// member: allowed only if all allow, and then all consume (`Op::Check`); a denial consumes
@@ -52,9 +30,7 @@ pub async fn all_of<Q: ?Sized + Sync>(
     op: Op,
 ) -> Result<Decision, BackendError> {
     let mut found = Found::new();
-    let allowed = decide(members, member_part, cost, op, &mut found)
-        .await
-        .map_err(|failed| failed.error)?;
+    let allowed = decide(members, member_part, cost, op, &mut found).await?;
     Ok(summarize(members, member_part, &found, cost, op, allowed))
 }
 
@@ -63,12 +39,13 @@ pub async fn all_of<Q: ?Sized + Sync>(
 /// every member). On an admission they are the members' consuming decisions; on a denial,
 /// each member's answer to the request as it stands (a peek, for members that allowed).
 /// Each member weighs the request at its own cost ([`Member::with_cost`]), 1 otherwise. A
-/// failure names the member, so a caller may decide the others again without it.
+/// failure names the member ([`BackendError::member`]), so a caller may decide the others
+/// again without it.
 pub async fn all_of_each<Q: ?Sized + Sync>(
     members: &[Member<'_, Q>],
     op: Op,
     decisions: &mut Vec<Decision>,
-) -> Result<bool, MemberError> {
+) -> Result<bool, BackendError> {
     decisions.clear();
     let mut found = Found::new();
     let allowed = decide(members, member_part, 1, op, &mut found).await?;
@@ -114,8 +91,8 @@ pub(crate) async fn decide<T>(
     cost: u32,
     op: Op,
     found: &mut Found,
-) -> Result<bool, MemberError> {
-    let failed = |member: usize| move |error: BackendError| MemberError { member, error };
+) -> Result<bool, BackendError> {
+    let failed = |member: usize| move |error: BackendError| error.of_member(member);
     found.clear();
     if op != Op::Hit {
         for (i, part) in parts.iter().map(&view).enumerate() {

@@ -210,7 +210,8 @@ impl<'a> Composite<'a> {
             // In-process limits fail only on capacity: a quota lowered since `check_n` measured
             // the cost. Such a request can never be admitted any more.
             Err(failed) => {
-                let standing = self.limits[failed.member].decide(0, Op::Peek).now();
+                let failing = failed.member().unwrap_or(0);
+                let standing = self.limits[failing].decide(0, Op::Peek).now();
                 match standing {
                     Ok(Ok(standing)) => Decision::beyond_capacity(&standing),
                     _ => Decision::beyond_capacity(&Decision::table_full(0)),

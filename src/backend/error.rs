@@ -31,12 +31,15 @@ impl fmt::Display for BackendErrorKind {
     }
 }
 
-/// Why a [`Backend`](super::Backend) could not decide: a [kind](BackendErrorKind) and the
-/// backend's own error as the [`source`](Error::source).
+/// Why a [`Backend`](super::Backend) could not decide: a [kind](BackendErrorKind), the
+/// backend's own error as the [`source`](Error::source), and in a composite decision
+/// ([`all_of`](super::all_of), [`all_of_each`](super::all_of_each)) which
+/// [member](Self::member) failed.
 #[derive(Debug)]
 pub struct BackendError {
     kind: BackendErrorKind,
     source: Box<dyn Error + Send + Sync + 'static>,
+    member: Option<usize>,
 }
 
 impl BackendError {
@@ -45,6 +48,21 @@ impl BackendError {
         BackendError {
             kind,
             source: source.into(),
+            member: None,
+        }
+    }
+
+    /// In a composite decision, the index of the member that failed (so a caller may decide
+    /// the others again without it); `None` for a single decision.
+    pub fn member(&self) -> Option<usize> {
+        self.member
+    }
+
+    /// The same error, as the failure of member `index` of a composite.
+    pub(crate) fn of_member(self, index: usize) -> Self {
+        BackendError {
+            member: Some(index),
+            ..self
         }
     }
 
@@ -61,6 +79,9 @@ impl BackendError {
 
 impl fmt::Display for BackendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(member) = self.member {
+            write!(f, "limit {member}: ")?;
+        }
         write!(f, "{}: {}", self.kind, self.source)
     }
 }

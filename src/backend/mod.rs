@@ -54,7 +54,7 @@ mod receipt;
 mod summary;
 
 pub use crate::rules::Op;
-pub use all_of::{all_of, all_of_each, MemberError};
+pub use all_of::{all_of, all_of_each};
 pub use call::Call;
 pub use composite::{Composite, Keyed, Limit};
 pub use error::{BackendError, BackendErrorKind};

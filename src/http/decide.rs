@@ -74,13 +74,16 @@ pub(crate) async fn all(
                 return summarize(decided, allowed);
             }
             Err(failed) => {
-                let broken = active[failed.member];
+                // `all_of_each` names the failing member.
+                let Some(broken) = failed.member().map(|member| active[member]) else {
+                    return self::failed(None, failed, on_error);
+                };
                 if on_error == OnBackendError::Deny {
-                    return self::failed(Some(broken), failed.error, on_error);
+                    return self::failed(Some(broken), failed, on_error);
                 }
                 active.retain(|&i| i != broken);
                 if active.is_empty() {
-                    return self::failed(None, failed.error, on_error);
+                    return self::failed(None, failed, on_error);
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! [`TieredBuilder`]: the tiers, their quotas, and the knobs every tier's table shares.
 
-use super::error::TierBuildError;
+use super::error::TierError;
 use super::limiter::TieredLimiter;
 use crate::algorithm::AlgorithmKind;
 use crate::clock::Clock;
@@ -156,21 +156,21 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
 
     /// Builds the limiter, or says which tier is wrong: none given, one given twice, or a
     /// quota its algorithm cannot run.
-    pub fn build(self) -> Result<TieredLimiter<T, K, C, S>, TierBuildError>
+    pub fn build(self) -> Result<TieredLimiter<T, K, C, S>, TierError>
     where
         T: Eq + fmt::Debug,
         K: Hash + Eq + Clone + Send + Sync,
         S: BuildHasher + Clone,
     {
         if self.tiers.is_empty() {
-            return Err(TierBuildError::NoTiers);
+            return Err(TierError::NoTiers);
         }
         for (i, spec) in self.tiers.iter().enumerate() {
             if self.tiers[..i]
                 .iter()
                 .any(|earlier| earlier.tier == spec.tier)
             {
-                return Err(TierBuildError::DuplicateTier(format!("{:?}", spec.tier)));
+                return Err(TierError::DuplicateTier(format!("{:?}", spec.tier)));
             }
         }
         let clock = self.clock.take();
@@ -183,7 +183,7 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
             let limiter: AnyKeyedLimiter<K, C, S> = builder
                 .options(self.options.clone())
                 .build()
-                .map_err(|error| TierBuildError::Quota {
+                .map_err(|error| TierError::Quota {
                 tier: format!("{:?}", spec.tier),
                 error,
             })?;

@@ -44,5 +44,9 @@ mod error;
 mod limiter;
 
 pub use builder::TieredBuilder;
-pub use error::{TierBuildError, TierError, UnknownTier};
+pub use error::{TierError, UnknownTier};
+
+/// The old name of the build errors, now part of [`TierError`].
+#[deprecated(since = "0.2.0", note = "build errors are `TierError` variants now")]
+pub type TierBuildError = TierError;
 pub use limiter::TieredLimiter;

@@ -13,7 +13,7 @@ use crate::proto::RateLimitRequest;
 use crate::telemetry::{self, RuleCounters};
 use arc_swap::ArcSwap;
 use plan::Plan;
-use sluicegate::backend::{all_of_each, Member, MemberError, Op};
+use sluicegate::backend::{all_of_each, BackendError, Member, Op};
 use sluicegate::Decision;
 use std::sync::Arc;
 
@@ -196,13 +196,12 @@ impl Engine {
 
     /// Handles a backend failure as `--on-backend-error` says: an error for `error`, else
     /// whether the affected descriptors are over (`deny`) or not (`allow`).
-    fn backend_failed(&self, failed: &MemberError) -> Result<bool, Refusal> {
+    fn backend_failed(&self, failed: &BackendError) -> Result<bool, Refusal> {
         telemetry::backend_error();
         tracing::warn!(error = %failed, "the backend could not decide");
         match self.on_backend_error {
             OnBackendError::Error => Err(Refusal::Unavailable(format!(
-                "the rate-limit backend could not decide: {}",
-                failed.error
+                "the rate-limit backend could not decide: {failed}"
             ))),
             OnBackendError::Allow => Ok(false),
             OnBackendError::Deny => Ok(true),
@@ -249,7 +248,7 @@ async fn seam(
     plans: &[Plan],
     members: &[(usize, u32)],
     op: Op,
-) -> Result<Vec<Decision>, MemberError> {
+) -> Result<Vec<Decision>, BackendError> {
     let seam: Vec<Member<'_, str>> = members
         .iter()
         .filter_map(|&(i, cost)| match &plans[i] {
