@@ -1,7 +1,8 @@
 //! The rules suite (support/rules_suite.rs) against the server deciding on Redis: a real
 //! `redis-server` per test, on a free port, stopped by its PID.
 
-#[path = "support/redis_server.rs"]
+// The workspace's one helper for real redis-servers, shared with the library's tests.
+#[path = "../../tests/support/redis_server.rs"]
 mod redis_server;
 #[path = "support/service.rs"]
 mod service;

@@ -2,7 +2,8 @@
 //! the same rules, two server processes sharing one limit exactly, and what a Redis outage
 //! answers under each `--on-backend-error`.
 
-#[path = "support/redis_server.rs"]
+// The workspace's one helper for real redis-servers, shared with the library's tests.
+#[path = "../../tests/support/redis_server.rs"]
 mod redis_server;
 #[path = "support/service.rs"]
 mod service;
