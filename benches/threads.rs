@@ -10,7 +10,15 @@
 //! - `threads/shared_key`: the same limiters, every thread checking one key (one contended
 //!   state word);
 //! - `threads/direct`: one shared `Limiter<Gcra, CoarseClock>` and governor's default direct
-//!   limiter.
+//!   limiter;
+//! - `threads/random_1m_keys`: the same keyed limiters holding 1M keys (`mix(0..2^20)`), thread
+//!   `t` of `n` checking random keys `mix(i)` of its own interleaved share (`i % n == t`), so
+//!   no key is checked by two threads but most cache lines hold keys of several. The same
+//!   `gcra_peek` and `gcra_private` rows (each thread its own table of its share: no line
+//!   shared) show what writing costs and what sharing lines costs;
+//! - `threads/random_64k_keys`: the same with 64K keys, a table that stays in the last-level
+//!   cache, where a line another core wrote is fetched from that core (the steadiest measure
+//!   of what sharing lines costs on a noisy VM).
 //!
 //! governor runs on its default clock (quanta's TSC clock) throughout, as in `benches/keyed.rs`.
 //!
@@ -39,6 +47,67 @@ type Group<'a> = BenchmarkGroup<'a, WallTime>;
 
 /// Keys each thread cycles through in `threads/distinct_keys` (a power of two).
 const KEYS_PER_THREAD: usize = 1024;
+
+/// Which keys the threads check.
+#[derive(Clone, Copy)]
+enum Keys<'a> {
+    /// Thread `t` cycles through `ranges[t]` in order.
+    Cycle(&'a [Vec<u64>]),
+    /// Thread `t` of `n` checks random keys `mix(i)`, `i < keys` (a power of two),
+    /// `i % n == t`.
+    Random { keys: u64 },
+}
+
+impl Keys<'_> {
+    /// Puts every key `threads` threads will check into `limiter`, each by its thread.
+    fn prime<L: Check>(self, limiter: &L, threads: usize, name: &str) {
+        let prime = |thread, key| {
+            assert!(limiter.prime(thread, &key), "{name}: priming was denied");
+        };
+        match self {
+            Keys::Cycle(ranges) => {
+                for (thread, range) in ranges[..threads].iter().enumerate() {
+                    range.iter().for_each(|&key| prime(thread, key));
+                }
+            }
+            Keys::Random { keys } => {
+                for i in 0..keys {
+                    prime(i as usize % threads, mix(i));
+                }
+            }
+        }
+    }
+
+    /// Thread `thread` of `threads` checking `iters` keys; returns how many were allowed.
+    #[inline]
+    fn drive<L: Check>(self, limiter: &L, thread: usize, threads: usize, iters: u64) -> u64 {
+        let mut allowed = 0u64;
+        match self {
+            Keys::Cycle(ranges) => {
+                let keys = &ranges[thread];
+                assert_eq!(keys.len(), KEYS_PER_THREAD);
+                for i in 0..iters as usize {
+                    allowed += limiter.allowed(thread, &keys[i & (KEYS_PER_THREAD - 1)]) as u64;
+                }
+            }
+            Keys::Random { keys } => {
+                let share = keys / threads as u64;
+                // xorshift64, seeded per thread; never zero.
+                let mut state = 0x9e37_79b9_7f4a_7c15 ^ (thread as u64 + 1);
+                for _ in 0..iters {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    // `state * share / 2^64`: uniform below `share` without a division.
+                    let index = ((u128::from(state) * u128::from(share)) >> 64) as u64;
+                    let key = mix(index * threads as u64 + thread as u64);
+                    allowed += limiter.allowed(thread, &key) as u64;
+                }
+            }
+        }
+        allowed
+    }
+}
 
 /// 1 and 2, then 4, 8 and 16 as far as the machine has cores.
 fn thread_counts() -> Vec<usize> {
@@ -154,21 +223,17 @@ fn governor_allow_quota() -> governor::Quota {
 
 // ---- Measurement --------------------------------------------------------------------------
 
-/// Thread `t` checks the keys of `ranges[t]` in a loop.
+/// `threads` threads checking `keys` on the limiter `make` builds.
 fn bench<L: Check>(
     group: &mut Group<'_>,
     name: &str,
     threads: usize,
     make: impl Fn() -> L,
-    ranges: &[Vec<u64>],
+    keys: Keys<'_>,
 ) {
     let build = || {
         let limiter = make();
-        for (thread, range) in ranges[..threads].iter().enumerate() {
-            for key in range {
-                assert!(limiter.prime(thread, key), "{name}: priming was denied");
-            }
-        }
+        keys.prime(&limiter, threads, name);
         limiter
     };
     let mut limiter = build();
@@ -183,29 +248,23 @@ fn bench<L: Check>(
                 used = 0;
             }
             used += checks;
-            run(&limiter, &ranges[..threads], iters)
+            run(&limiter, keys, threads, iters)
         })
     });
 }
 
-/// Spawns one thread per range, starts them together, and returns the wall time from the
-/// first start to the last end of `iters` checks each.
-fn run<L: Check>(limiter: &L, ranges: &[Vec<u64>], iters: u64) -> Duration {
-    let barrier = Barrier::new(ranges.len());
+/// Spawns `threads` threads, starts them together, and returns the wall time from the first
+/// start to the last end of `iters` checks each.
+fn run<L: Check>(limiter: &L, keys: Keys<'_>, threads: usize, iters: u64) -> Duration {
+    let barrier = Barrier::new(threads);
     let barrier = &barrier;
     let spans: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .enumerate()
-            .map(|(thread, keys)| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
                 scope.spawn(move || {
-                    assert_eq!(keys.len(), KEYS_PER_THREAD);
                     barrier.wait();
                     let start = Instant::now();
-                    let mut allowed = 0u64;
-                    for i in 0..iters as usize {
-                        allowed += limiter.allowed(thread, &keys[i & (KEYS_PER_THREAD - 1)]) as u64;
-                    }
+                    let allowed = keys.drive(limiter, thread, threads, iters);
                     let end = Instant::now();
                     assert_eq!(allowed, iters, "threads bench hit a denial");
                     (start, end)
@@ -240,21 +299,23 @@ fn threads(c: &mut Criterion) {
         .collect();
     // Every thread the same key.
     let shared: Vec<Vec<u64>> = vec![vec![mix(0); KEYS_PER_THREAD]; max];
+    let shared = Keys::Cycle(&shared);
 
+    let distinct = Keys::Cycle(&distinct);
     let mut g = c.benchmark_group("threads/distinct_keys");
     for &threads in &counts {
-        bench(&mut g, "gcra", threads, ours, &distinct);
-        bench(&mut g, "gcra_peek", threads, || Peeking(ours()), &distinct);
+        bench(&mut g, "gcra", threads, ours, distinct);
+        bench(&mut g, "gcra_peek", threads, || Peeking(ours()), distinct);
         let private = || Private((0..threads).map(|_| ours()).collect());
-        bench(&mut g, "gcra_private", threads, private, &distinct);
-        bench(&mut g, "governor", threads, governor, &distinct);
+        bench(&mut g, "gcra_private", threads, private, distinct);
+        bench(&mut g, "governor", threads, governor, distinct);
     }
     g.finish();
 
     let mut g = c.benchmark_group("threads/shared_key");
     for &threads in &counts {
-        bench(&mut g, "gcra", threads, ours, &shared);
-        bench(&mut g, "governor", threads, governor, &shared);
+        bench(&mut g, "gcra", threads, ours, shared);
+        bench(&mut g, "governor", threads, governor, shared);
     }
     g.finish();
 
@@ -265,22 +326,38 @@ fn threads(c: &mut Criterion) {
             "gcra",
             threads,
             || Direct::new(allow_quota()).expect("valid quota"),
-            &shared,
+            shared,
         );
         bench(
             &mut g,
             "governor",
             threads,
             || governor::RateLimiter::direct(governor_allow_quota()),
-            &shared,
+            shared,
         );
     }
     g.finish();
+
+    // Each thread checking random keys of its own share: 1M keys (mostly beyond the caches),
+    // and 64K (1.3 MB of slots: in the last-level cache, where sharing lines costs most).
+    for (name, keys) in [("random_1m_keys", 1 << 20), ("random_64k_keys", 1 << 16)] {
+        let keys = Keys::Random { keys };
+        let mut g = c.benchmark_group(format!("threads/{name}"));
+        for &threads in &counts {
+            bench(&mut g, "gcra", threads, ours, keys);
+            bench(&mut g, "gcra_peek", threads, || Peeking(ours()), keys);
+            let private = || Private((0..threads).map(|_| ours()).collect());
+            bench(&mut g, "gcra_private", threads, private, keys);
+            bench(&mut g, "governor", threads, governor, keys);
+        }
+        g.finish();
+    }
 }
 
 criterion_group! {
     name = benches;
-    // 16 benchmarks at ~2.2 s each on a 2-core machine (40 on a 16-core one): 0.5-1.5 minutes.
+    // 32 benchmarks at ~2.2 s each on a 2-core machine (80 on a 16-core one), plus building
+    // the 1M-key tables: 1.5-4 minutes.
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_millis(1500))

@@ -100,6 +100,35 @@ fn threads_on_distinct_keys_each_get_their_own_quota_while_the_table_grows() {
     distinct_keys_get_their_own_quota::<SlidingLog>();
 }
 
+/// Four threads insert 8,000 keys each, so their shared table grows through its sparse
+/// arrays into dense ones (past 4 MiB) while they check: every key is still admitted exactly
+/// twice (burst 2), and no key is lost in the migrations between the two sizes.
+#[test]
+fn threads_growing_a_table_from_sparse_to_dense_lose_no_admission() {
+    let (limiter, _clock) = limiter::<Gcra>(Quota::per_minute(2));
+    on_threads(|thread| {
+        let keys = (thread as u64 * 100_000)..(thread as u64 * 100_000 + 8_000);
+        for round in 0..3 {
+            for key in keys.clone() {
+                let allowed = limiter.check(&key).is_allowed();
+                assert_eq!(allowed, round < 2, "key {key} round {round}");
+            }
+        }
+    });
+    assert_eq!(limiter.len(), THREADS * 8_000);
+    // Dense by now: 16-byte slots at most 85% used, within the budget's floor.
+    assert!(
+        limiter.slots() * 16 <= (4 << 20) + 2 * 16,
+        "{} slots",
+        limiter.slots()
+    );
+    assert!(
+        limiter.slots() * 85 >= THREADS * 8_000 * 100,
+        "{} slots",
+        limiter.slots()
+    );
+}
+
 /// Rounds at frozen instants two periods apart, so every key is fresh when a round starts.
 /// In each round every key is checked twice (admitted, then denied) while a sweeper keeps
 /// sweeping: a sweep that lost the first admission would let the second through. The
@@ -198,18 +227,60 @@ fn a_limiter_with_ten_keys_stays_small() {
 #[test]
 fn memory_is_reclaimed_after_growth_and_sweeps() {
     let (limiter, clock) = limiter::<Gcra>(Quota::per_second(1));
-    for key in 0..50_000 {
+    // Past the 4 MiB a table keeps sparse, slots are 16 bytes at most 85% full: about 19–24
+    // bytes a key once old arrays are reclaimed.
+    let keys = 400_000;
+    for key in 0..keys {
         limiter.check(&key);
     }
     let grown = limiter.memory_bytes();
-    // Slots are 16 bytes; at most 85% full, so about 19–24 bytes a key once old arrays are
-    // reclaimed.
-    assert!(grown < 50_000 * 26, "{grown} bytes for 50,000 keys");
+    assert!(grown < keys as usize * 26, "{grown} bytes for {keys} keys");
     clock.advance(Duration::from_secs(1));
-    assert_eq!(limiter.sweep(), 50_000);
+    assert_eq!(limiter.sweep(), keys as usize);
     assert!(
         limiter.memory_bytes() < 64 * 1024,
         "{} bytes",
         limiter.memory_bytes()
     );
+}
+
+/// A table small enough for the caches is kept sparse (at most 4% of its slots used, so
+/// that probes end at their key's home slot), never takes more than its 4 MiB budget for
+/// that however many shards it has, and a budget of 0 keeps it dense.
+#[test]
+fn a_small_table_is_sparse_within_its_budget() {
+    for shards in [1, 8, 64] {
+        let limiter = KeyedLimiter::<u64>::builder(Quota::per_second(5))
+            .shards(shards)
+            .build()
+            .unwrap();
+        for key in 0..2_000 {
+            limiter.check(&key);
+        }
+        assert!(
+            limiter.slots() * 4 >= 2_000 * 100,
+            "{} slots",
+            limiter.slots()
+        );
+        for key in 2_000..60_000 {
+            limiter.check(&key);
+        }
+        // Past the budget, each shard's array is dense but at least one slot over its share
+        // of the 4 MiB (so that it is never judged by the sparse load).
+        assert!(
+            limiter.slots() <= (4 << 20) / 16 + shards,
+            "{} slots of 16 bytes",
+            limiter.slots()
+        );
+    }
+    let dense = KeyedLimiter::<u64>::builder(Quota::per_second(5))
+        .shards(8)
+        .sparse_bytes(0)
+        .build()
+        .unwrap();
+    for key in 0..2_000 {
+        dense.check(&key);
+    }
+    // 68-85% used, and shards grow 1.25x at a time: never twice the keys.
+    assert!(dense.slots() < 2 * 2_000, "{} slots", dense.slots());
 }

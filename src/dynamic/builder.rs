@@ -88,6 +88,12 @@ impl<K, C: Clock, S> AnyKeyedBuilder<K, C, S> {
         self.map(|inner| inner.initial_capacity(keys))
     }
 
+    /// Lets the table spend up to `bytes` on staying sparse; see
+    /// [`KeyedBuilder::sparse_bytes`].
+    pub fn sparse_bytes(self, bytes: usize) -> Self {
+        self.map(|inner| inner.sparse_bytes(bytes))
+    }
+
     /// Holds at most `max_keys` keys; see [`KeyedBuilder::max_keys`].
     pub fn max_keys(self, max_keys: usize) -> Self {
         self.map(|inner| inner.max_keys(max_keys))

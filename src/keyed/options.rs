@@ -3,7 +3,7 @@
 //! [`TieredBuilder`](crate::tiers::TieredBuilder)): where the clock comes from, and the table's
 //! knobs, written once.
 
-use crate::state::table::Layout;
+use crate::state::table::{Layout, DEFAULT_SPARSE_BYTES};
 use std::fmt;
 
 /// Where the clock will come from: one given, or the type's default made at `build` (so a
@@ -39,6 +39,7 @@ pub(crate) struct TableOptions {
     pub(crate) shards: Option<usize>,
     pub(crate) initial_keys: usize,
     pub(crate) max_keys: Option<usize>,
+    pub(crate) sparse_bytes: Option<usize>,
     pub(crate) name: Option<String>,
 }
 
@@ -54,6 +55,7 @@ impl TableOptions {
             shards: self.shards.unwrap_or_else(default_shards),
             initial_keys: self.initial_keys,
             max_keys: self.max_keys,
+            sparse_bytes: self.sparse_bytes.unwrap_or(DEFAULT_SPARSE_BYTES),
         }
     }
 

@@ -140,6 +140,13 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
         self
     }
 
+    /// Lets each tier's table spend up to `bytes` on staying sparse; see
+    /// [`KeyedBuilder::sparse_bytes`](crate::KeyedBuilder::sparse_bytes).
+    pub fn sparse_bytes(mut self, bytes: usize) -> Self {
+        self.options.sparse_bytes = Some(bytes);
+        self
+    }
+
     /// Names every tier's limiter for its logs and metrics; see
     /// [`KeyedBuilder::name`](crate::KeyedBuilder::name).
     pub fn name(mut self, name: impl Into<String>) -> Self {

@@ -6,7 +6,7 @@
 //! keys of every non-empty slot they pass, including tombstones and moved slots, without
 //! locking. Only the shard's lock holder inserts (into an empty slot); readers and sweepers
 //! only CAS words. Capacity is any number (not just powers of two), so the shard can grow by
-//! 1.25x and keep its load between 0.68 and 0.85.
+//! 1.25x and keep its load in a narrow band (see [`Sizing`](super::sizing::Sizing)).
 
 use super::slots::Slots;
 use super::word::{EMPTY, MOVED, TOMBSTONE};
@@ -224,7 +224,9 @@ impl<K, P> Array<K, P> {
             .iter()
             .find(is_empty)
             .or_else(|| wrapped.iter().find(is_empty))
-            .expect("an insert always finds an empty slot: the shard keeps its load below 85%");
+            .expect(
+                "an insert always finds an empty slot: the shard keeps its load below its limit",
+            );
         // SAFETY: an empty slot's key is unreachable to readers (they stop at EMPTY) and the
         // caller is the only inserter.
         slot.key.with_mut(|k| unsafe { (*k).write(key) });

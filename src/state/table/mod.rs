@@ -9,6 +9,7 @@
 
 mod array;
 mod shard;
+mod sizing;
 mod slots;
 pub(crate) mod word;
 
@@ -19,7 +20,9 @@ use crate::state::reclaim::{Domain, Guard};
 use crate::state::sync::AtomicU64;
 use array::{Lookup, Slot};
 use crossbeam_utils::CachePadded;
-use shard::{capacity_for, ArrayOf, Context, Insert, Shard};
+use shard::{ArrayOf, Context, Insert, Shard};
+use sizing::Sizing;
+pub(crate) use sizing::DEFAULT_SPARSE_BYTES;
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 
@@ -39,6 +42,8 @@ pub(crate) struct Layout {
     pub(crate) initial_keys: usize,
     /// At most this many keys, enforced per shard as `ceil(max_keys / shards)`.
     pub(crate) max_keys: Option<usize>,
+    /// Bytes of slots the table may spend on staying sparse (see [`Sizing`]).
+    pub(crate) sparse_bytes: usize,
 }
 
 /// The sharded table of keys and their states.
@@ -48,6 +53,7 @@ pub(crate) struct Table<K, A: Engine, S> {
     hasher: S,
     domain: Domain,
     max_live: usize,
+    sizing: Sizing,
 }
 
 impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
@@ -55,9 +61,10 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     pub(crate) fn new(params: A::Params, hasher: S, layout: Layout) -> Self {
         let shards = layout.shards.clamp(1, 1 << 16).next_power_of_two();
         let per_shard = layout.initial_keys.div_ceil(shards);
+        let sizing = Sizing::new(shards, std::mem::size_of::<Slot<K>>(), layout.sparse_bytes);
         Table {
             shards: (0..shards)
-                .map(|_| CachePadded::new(Shard::new(capacity_for(per_shard), params)))
+                .map(|_| CachePadded::new(Shard::new(sizing.capacity_for(per_shard), params)))
                 .collect(),
             shard_bits: shards.trailing_zeros(),
             hasher,
@@ -65,6 +72,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             max_live: layout
                 .max_keys
                 .map_or(usize::MAX, |max| max.div_ceil(shards).max(1)),
+            sizing,
         }
     }
 
@@ -74,6 +82,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             domain: &self.domain,
             shard_bits: self.shard_bits,
             max_live: self.max_live,
+            sizing: self.sizing,
         }
     }
 

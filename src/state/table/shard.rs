@@ -4,9 +4,9 @@
 //! changes which slots exist (inserting a key, sweeping idle ones, replacing the array)
 //! happens under the shard's mutex, which readers never touch:
 //! - **insert** puts a new key in an empty slot of the current array;
-//! - **maintenance**, when the array would pass 85% full (tombstones included): sweep the
-//!   shard, then, if that did not free enough, migrate to a new array sized for 68% load
-//!   (growing by ~1.25x, or shrinking/compacting after sweeps);
+//! - **maintenance**, when the array would pass its load limit (tombstones included; see
+//!   [`Sizing`]): sweep the shard, then, if that did not free enough, migrate to a new array
+//!   sized for its keys (growing by ~1.25x, or shrinking/compacting after sweeps);
 //! - **migration** publishes the new array as the old one's successor, then moves each live
 //!   slot: copy key and word into the new array, then CAS the old word to `MOVED` (recopying
 //!   the word if a check changed it in between). A check that meets `MOVED` follows the
@@ -18,6 +18,7 @@
 //!   switches quotas atomically.
 
 use super::array::{Array, Lookup, Slot};
+use super::sizing::Sizing;
 use super::word;
 use crate::decision::Decision;
 use crate::rules::Op;
@@ -29,24 +30,9 @@ use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 use std::ptr;
 
-/// Arrays start at least this large (tiny under loom, so that models reach a migration).
-pub(super) const MIN_CAPACITY: usize = if cfg!(loom) { 2 } else { 8 };
-/// Percent of slots (live plus tombstones) above which an insert triggers maintenance.
-const MAX_LOAD: usize = 85;
-/// Percent of slots live after a migration.
-const TARGET_LOAD: usize = 68;
 /// While retired memory waits, inserts try to free it once per this many: each try is a
 /// `membarrier` (0.24 us alone, 2.8 us with another thread running, on the benchmark VM).
 const INSERTS_PER_COLLECT: u32 = 32;
-
-/// The slots needed to hold `live` keys at the target load.
-pub(super) fn capacity_for(live: usize) -> usize {
-    (live * 100).div_ceil(TARGET_LOAD).max(MIN_CAPACITY)
-}
-
-fn fits(used: usize, capacity: usize) -> bool {
-    used * 100 <= capacity * MAX_LOAD
-}
 
 /// What an insert found.
 pub(super) enum Insert<'g, K, P> {
@@ -66,6 +52,8 @@ pub(super) struct Context<'a, S> {
     pub(super) shard_bits: u32,
     /// Most live keys this shard may hold.
     pub(super) max_live: usize,
+    /// How large the shard's arrays are for their keys.
+    pub(super) sizing: Sizing,
 }
 
 impl<S: BuildHasher> Context<'_, S> {
@@ -176,7 +164,10 @@ impl<K, A: Engine> Shard<K, A> {
             Lookup::Absent(empty) => empty,
             Lookup::Moved => unreachable!("the current array has no moved slots under the lock"),
         };
-        if !fits(inner.live + inner.tombstones + 1, array.capacity()) || inner.live >= ctx.max_live
+        if !ctx
+            .sizing
+            .fits(inner.live + inner.tombstones + 1, array.capacity())
+            || inner.live >= ctx.max_live
         {
             array = self.maintain(&mut inner, ctx, now, guard);
             if inner.live >= ctx.max_live {
@@ -226,10 +217,13 @@ impl<K, A: Engine> Shard<K, A> {
             self.sweep_locked(inner, ctx, array, now);
         }
         let live = (inner.live + 1).min(ctx.max_live);
-        let array = if fits(inner.live + inner.tombstones + 1, array.capacity()) {
+        let array = if ctx
+            .sizing
+            .fits(inner.live + inner.tombstones + 1, array.capacity())
+        {
             array
         } else {
-            self.migrate(inner, ctx, array, capacity_for(live), None)
+            self.migrate(inner, ctx, array, ctx.sizing.capacity_for(live), None)
         };
         self.collect(inner, ctx.domain);
         array
@@ -325,7 +319,7 @@ impl<K, A: Engine> Shard<K, A> {
     {
         let mut inner = lock(&self.inner);
         let array = self.current(guard);
-        let capacity = capacity_for(inner.live);
+        let capacity = ctx.sizing.capacity_for(inner.live);
         self.migrate(
             &mut inner,
             ctx,
@@ -373,7 +367,7 @@ impl<K, A: Engine> Shard<K, A> {
         let mut inner = lock(&self.inner);
         let array = self.current(guard);
         let swept = self.sweep_locked(&mut inner, ctx, array, now);
-        let wanted = capacity_for(inner.live);
+        let wanted = ctx.sizing.capacity_for(inner.live);
         if inner.tombstones * 2 >= array.capacity() || array.capacity() > 2 * wanted {
             self.migrate(&mut inner, ctx, array, wanted, None);
         }
