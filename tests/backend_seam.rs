@@ -158,6 +158,37 @@ fn undo_through_the_seam_restores_the_state_exactly_unless_written_since() {
     assert_eq!(limiter.peek("moving").remaining(), 2);
 }
 
+/// A sliding log whose ring has wrapped: the reservation overwrites the slot of an expired
+/// entry that later decisions still read. Undone, it must leave the log deciding as if it
+/// had never been made (it once left its own time there, and the undone unit kept denying).
+#[test]
+fn an_undone_reservation_on_a_wrapped_sliding_log_leaves_no_trace() {
+    let quota = Quota::per_second(3);
+    let clock = ManualClock::new();
+    let keyed = KeyedLimiter::<String, SlidingLog, _>::with_clock(quota, clock.clone()).unwrap();
+    let direct = Limiter::<SlidingLog, _>::with_clock(quota, clock.clone()).unwrap();
+    let twin = Limiter::<SlidingLog, _>::with_clock(quota, clock.clone()).unwrap();
+    let reserved: [&dyn Backend<str>; 2] = [&keyed, &direct];
+    for backend in reserved.iter().chain([&twin as &dyn Backend<str>].iter()) {
+        for _ in 0..3 {
+            assert!(ready(backend.check("k")).unwrap().is_allowed());
+        }
+    }
+    clock.advance(Duration::from_secs(2)); // every entry expired; the ring is full
+    for backend in reserved {
+        let reservation = ready(backend.reserve("k", 1)).unwrap();
+        assert!(reservation.decision.is_allowed());
+        assert!(ready(backend.undo("k", reservation.receipt)).unwrap());
+    }
+    clock.advance(Duration::from_millis(100));
+    for _ in 0..4 {
+        let expected = summary(&twin.check());
+        for backend in reserved {
+            assert_eq!(summary(&ready(backend.check("k")).unwrap()), expected);
+        }
+    }
+}
+
 #[test]
 fn a_race_denial_undoes_the_earlier_members() {
     // A backend whose peek allows but whose reserve denies: the race `all_of` must handle by

@@ -13,6 +13,7 @@ use loom::sync::Arc;
 use loom::thread;
 use reference::{Model, SlidingLogModel};
 use sluicegate::algorithm::SlidingLog;
+use sluicegate::backend::Backend;
 use sluicegate::clock::ManualClock;
 use sluicegate::{Limiter, Quota};
 
@@ -149,5 +150,51 @@ fn two_multi_unit_admissions_wrapping_a_partly_expired_log() {
         1_500 * MS,
         &[&[Op::Check(2), Op::Peek(1)], &[Op::Check(2), Op::Check(1)]],
     );
+    outcomes.assert_at_least(2);
+}
+
+/// A reservation undone on a wrapped ring (its unit overwrote the slot of an expired entry
+/// that decisions still read) while another thread checks. In every interleaving the check
+/// is admitted (two units fit once the old entries expired), and the log ends as the
+/// sequential orders leave it: the undone unit gone if the undo went through, kept if the
+/// check landed between the reservation and the undo. An undo that left the reservation's
+/// time in the slot, or restored the slot after releasing the head, fails here.
+#[test]
+fn undo_on_a_wrapped_ring_racing_a_check() {
+    let outcomes = Outcomes::new();
+    let seen = outcomes.clone();
+    model(move || {
+        let clock = ManualClock::new();
+        let limiter = Arc::new(
+            Limiter::<SlidingLog, ManualClock>::with_clock(Quota::per_second(2), clock.clone())
+                .unwrap(),
+        );
+        for t in [0, 500 * MS] {
+            clock.set_nanos(t);
+            assert!(limiter.check().is_allowed());
+        }
+        clock.set_nanos(2_000 * MS); // both entries expired; the ring is full
+        let undoer = {
+            let limiter = limiter.clone();
+            thread::spawn(move || {
+                let backend: &dyn Backend<str> = &*limiter;
+                let Ok(Ok(reservation)) = backend.reserve("", 1).now() else {
+                    panic!("an in-process reservation answers at once");
+                };
+                assert!(reservation.decision.is_allowed());
+                let Ok(Ok(undone)) = backend.undo("", reservation.receipt).now() else {
+                    panic!("an in-process undo answers at once");
+                };
+                undone
+            })
+        };
+        let checked = limiter.check().is_allowed();
+        let undone = undoer.join().unwrap();
+        assert!(checked, "two units fit a log whose entries expired");
+        // One more unit fits only if the reservation's unit is gone.
+        assert_eq!(limiter.peek().is_allowed(), undone, "undone: {undone}");
+        seen.record(undone);
+    });
+    // Both: the undo went through, and a check landed on top of the reservation.
     outcomes.assert_at_least(2);
 }

@@ -240,7 +240,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// the quota has not been changed since).
     pub(crate) fn undo(&self, swap: Swap) -> bool {
         if swap.generation == 0 {
-            return A::undo(&self.cell, swap);
+            return A::undo(&self.cell, &self.params, swap);
         }
         let later = self.later.load(Ordering::Acquire);
         if later.is_null() {
@@ -251,7 +251,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         let guard = later.pin();
         later
             .latest(&guard)
-            .is_some_and(|g| g.number == swap.generation && A::undo(&g.cell, swap))
+            .is_some_and(|g| g.number == swap.generation && A::undo(&g.cell, &g.params, swap))
     }
 }
 

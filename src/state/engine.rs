@@ -91,9 +91,9 @@ pub trait Engine: Send + Sync + Sized + 'static {
         cost: u32,
         mode: Op,
     ) -> Result<(Decision, Option<Swap>), Stale>;
-    /// Reverts `swap` if the cell still holds what it wrote; false (changing nothing) if
-    /// another check has written since.
-    fn undo(cell: &Self::Cell, swap: Swap) -> bool;
+    /// Reverts `swap` (made under `params`) if the cell still holds what it wrote; false
+    /// (changing nothing) if another check has written since.
+    fn undo(cell: &Self::Cell, params: &Self::Params, swap: Swap) -> bool;
     /// Freezes `old` (every later check of it gets [`Stale`]) and fills the pending `new` with
     /// its state carried over from `from` to `to` at `now`. One reconfiguration at a time.
     fn reconfigure(
@@ -127,7 +127,7 @@ pub trait Engine: Send + Sync + Sized + 'static {
         mode: Op,
     ) -> Result<(Decision, Option<Swap>), Stale>;
     /// [`undo`](Engine::undo) through a key's word.
-    fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool;
+    fn keyed_undo(word: &AtomicU64, params: &Self::Params, swap: Swap) -> bool;
     /// Moves a key's word into another array: `place` gets the word the key has there (again
     /// whenever a racing check changes the old one), then the old word is frozen (`MOVED`).
     /// A growth (`convert` is `None`) moves the word as it is; a reconfiguration converts it
@@ -203,7 +203,11 @@ macro_rules! packed_engine {
                 cell.apply::<$algorithm>(params, now, cost, mode)
             }
 
-            fn undo(cell: &Self::Cell, swap: $crate::state::engine::Swap) -> bool {
+            fn undo(
+                cell: &Self::Cell,
+                _params: &Self::Params,
+                swap: $crate::state::engine::Swap,
+            ) -> bool {
                 cell.undo(swap)
             }
 
@@ -268,6 +272,7 @@ macro_rules! packed_engine {
 
             fn keyed_undo(
                 word: &$crate::state::sync::AtomicU64,
+                _params: &Self::Params,
                 swap: $crate::state::engine::Swap,
             ) -> bool {
                 $crate::state::cell::undo(word, swap)

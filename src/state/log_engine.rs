@@ -45,8 +45,8 @@ impl Engine for SlidingLog {
         cell.check(params, now, cost, mode)
     }
 
-    fn undo(cell: &LogRing, swap: Swap) -> bool {
-        cell.undo(swap)
+    fn undo(cell: &LogRing, params: &SlidingLogParams, swap: Swap) -> bool {
+        cell.undo(params, swap)
     }
 
     fn reconfigure(
@@ -106,10 +106,10 @@ impl Engine for SlidingLog {
         outcome
     }
 
-    fn keyed_undo(word: &AtomicU64, swap: Swap) -> bool {
+    fn keyed_undo(word: &AtomicU64, params: &SlidingLogParams, swap: Swap) -> bool {
         let ring = word.load(Ordering::Acquire);
         // SAFETY: as in `keyed_check`; the caller is still pinned from its check.
-        word::is_live(ring) && unsafe { &*(ring as *const LogRing) }.undo(swap)
+        word::is_live(ring) && unsafe { &*(ring as *const LogRing) }.undo(params, swap)
     }
 
     fn keyed_migrate(

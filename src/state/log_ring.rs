@@ -143,12 +143,45 @@ impl LogRing {
         }
     }
 
-    /// Un-logs an admission if nothing was logged (and the ring was not retired) since: the
-    /// head goes back, and the entries past it are overwritten by the next admissions.
-    pub(crate) fn undo(&self, swap: Swap) -> bool {
-        self.head
-            .compare_exchange(swap.after, swap.before, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+    /// Un-logs an admission (a check's, made under `p`) if nothing was logged and the ring
+    /// was not retired since: the head goes back, and the entries past it are overwritten by
+    /// the next admissions.
+    ///
+    /// The admission also overwrote the slots of the entries one ring length older than its
+    /// own, which a later decision may still read. They had expired (else it would not have
+    /// been admitted), so they are written back as expired at the admission's time, as late
+    /// as possible: every later decision counts them as the originals, and a clock that steps
+    /// back sees them live no earlier than the originals, so nothing is over-admitted. (Left
+    /// as the admission wrote them, they read as live: the undone units went on denying.)
+    pub(crate) fn undo(&self, p: &SlidingLogParams, swap: Swap) -> bool {
+        // Claiming from exactly `after` proves nothing was logged or retired since.
+        if self
+            .head
+            .compare_exchange(
+                swap.after,
+                swap.after | WRITING,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        let (seq, after) = (swap.before >> SEQ_SHIFT, swap.after >> SEQ_SHIFT);
+        let length = self.len();
+        for j in after.saturating_sub(length).max(seq)..after {
+            let restored = match j.checked_sub(length) {
+                // Before the ring's first wrap the slot had never been written.
+                None => 0,
+                Some(_) => {
+                    let at = self.slot(j).load(Ordering::Relaxed) - 1;
+                    at.saturating_sub(p.period) + 1
+                }
+            };
+            self.slot(j).store(restored, Ordering::Release);
+        }
+        self.head.store(swap.before, Ordering::Release);
+        true
     }
 
     /// Marks the ring dead if every entry has expired at `now` (it then decides every future

@@ -383,7 +383,8 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                 // A reconfiguration since converted the state: the swap's words mean nothing
                 // there any more.
                 Lookup::Found(slot) => {
-                    return array.generation() == swap.generation && A::keyed_undo(&slot.word, swap)
+                    return array.generation() == swap.generation
+                        && A::keyed_undo(&slot.word, array.params(), swap)
                 }
                 Lookup::Absent(_) => return false,
                 // SAFETY: pinned; a moved slot's array always has a successor.
