@@ -151,8 +151,9 @@ impl LogRing {
     /// own, which a later decision may still read. They had expired (else it would not have
     /// been admitted), so they are written back as expired at the admission's time, as late
     /// as possible: every later decision counts them as the originals, and a clock that steps
-    /// back sees them live no earlier than the originals, so nothing is over-admitted. (Left
-    /// as the admission wrote them, they read as live: the undone units went on denying.)
+    /// back finds them live wherever it would find the originals live, so nothing is
+    /// over-admitted. (Left as the admission wrote them, they read as live: the undone units
+    /// went on denying.)
     pub(crate) fn undo(&self, p: &SlidingLogParams, swap: Swap) -> bool {
         // Claiming from exactly `after` proves nothing was logged or retired since.
         if self
