@@ -28,6 +28,24 @@ macro_rules! lua {
     };
 }
 
+/// Every algorithm's rule, then `$entry`: the scripts that decide limits of any algorithm.
+macro_rules! every_rule {
+    ($entry:literal) => {
+        lua!(
+            "prelude.lua",
+            "emission.lua",
+            "gcra.lua",
+            "leaky_bucket.lua",
+            "token_bucket.lua",
+            "window.lua",
+            "fixed_window.lua",
+            "sliding_window.lua",
+            "sliding_log.lua",
+            $entry,
+        )
+    };
+}
+
 macro_rules! single {
     ($($file:literal),* ; $decide:literal) => {
         concat!(
@@ -82,30 +100,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         "decide_sliding_window"
     )),
     sliding_log: Script::new(single!("sliding_log.lua"; "decide_sliding_log")),
-    composite: Script::new(lua!(
-        "prelude.lua",
-        "emission.lua",
-        "gcra.lua",
-        "leaky_bucket.lua",
-        "token_bucket.lua",
-        "window.lua",
-        "fixed_window.lua",
-        "sliding_window.lua",
-        "sliding_log.lua",
-        "composite.lua",
-    )),
-    batch: Script::new(lua!(
-        "prelude.lua",
-        "emission.lua",
-        "gcra.lua",
-        "leaky_bucket.lua",
-        "token_bucket.lua",
-        "window.lua",
-        "fixed_window.lua",
-        "sliding_window.lua",
-        "sliding_log.lua",
-        "batch.lua",
-    )),
+    composite: Script::new(every_rule!("composite.lua")),
+    batch: Script::new(every_rule!("batch.lua")),
     undo: Script::new(lua!("prelude.lua", "undo.lua")),
     undo_log: Script::new(lua!("prelude.lua", "sliding_log.lua", "undo_log.lua")),
 });
