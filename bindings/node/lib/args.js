@@ -1,0 +1,61 @@
+'use strict';
+// Argument checks shared by every class: what is wrong, said before the native call.
+
+const MAX_COST = 0xffffffff;
+
+/** The cost `n` as the native side takes it (1 when omitted), or a TypeError / RangeError. */
+function cost(n) {
+  if (n === undefined) return 1;
+  if (n >>> 0 === n) return n; // a whole number in 0..2^32-1: the fast path
+  if (typeof n !== 'number') {
+    throw new TypeError(`a cost must be a number, got ${describe(n)}`);
+  }
+  if (!Number.isInteger(n)) {
+    throw new RangeError(`a cost must be a whole number, got ${n}`);
+  }
+  throw new RangeError(`a cost must be between 0 and ${MAX_COST}, got ${n}`);
+}
+
+/** Throws a TypeError unless `key` is a string. */
+function badKey(key) {
+  return new TypeError(`a key must be a string, got ${describe(key)}`);
+}
+
+/** `options` checked to be an object with a quota string and an optional algorithm string. */
+function limitOptions(options, what) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${what} takes an options object such as { quota: '100/minute' }, got ${describe(options)}`);
+  }
+  const { quota, algorithm = 'gcra' } = options;
+  if (typeof quota !== 'string') {
+    throw new TypeError(`${what}: \`quota\` must be a string such as '100/minute burst 20', got ${describe(quota)}`);
+  }
+  if (typeof algorithm !== 'string') {
+    throw new TypeError(
+      `${what}: \`algorithm\` must be one of 'gcra', 'token-bucket', 'leaky-bucket', 'fixed-window', ` +
+        `'sliding-window', 'sliding-log', got ${describe(algorithm)}`,
+    );
+  }
+  return { quota, algorithm };
+}
+
+/** A whole number within `min`..`max`, or `fallback` when undefined. */
+function wholeNumber(value, name, min, max, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number') throw new TypeError(`\`${name}\` must be a number, got ${describe(value)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`\`${name}\` must be a whole number between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+/** How a value is named in an error message. */
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === 'object') return value.constructor?.name ? `a ${value.constructor.name}` : 'an object';
+  if (typeof value === 'bigint') return `${value}n (a bigint)`;
+  return typeof value === 'function' ? 'a function' : `${String(value)} (${typeof value})`;
+}
+
+module.exports = { cost, badKey, limitOptions, wholeNumber, describe };

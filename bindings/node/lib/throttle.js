@@ -1,0 +1,1 @@
+module.exports={throttle(){throw new Error("todo")}}

@@ -1,0 +1,74 @@
+//! [`Out`]: where a check writes its decision's numbers, a `Float64Array` the JavaScript side
+//! owns and reads right after the call.
+
+use napi::bindgen_prelude::Float64Array;
+use napi::{Error, Status};
+use sluicegate::Decision;
+use std::time::Duration;
+
+/// Slots of the output array, in order.
+pub(crate) const LIMIT: usize = 0;
+pub(crate) const REMAINING: usize = 1;
+pub(crate) const RETRY_AFTER: usize = 2;
+pub(crate) const RESET_AFTER: usize = 3;
+pub(crate) const WAIT: usize = 4;
+/// Slots the array must have.
+pub(crate) const LEN: usize = 5;
+
+/// A held `Float64Array` of at least [`LEN`] numbers: limit, remaining, retry-after (ms; NaN
+/// when allowed), reset-after (ms), wait (ms).
+pub(crate) struct Out {
+    /// Keeps the array (and so its memory) alive as long as the limiter.
+    _array: Float64Array,
+    data: *mut f64,
+}
+
+impl Out {
+    /// Holds `array`, or says why it cannot be used.
+    pub(crate) fn new(mut array: Float64Array) -> napi::Result<Out> {
+        if array.len() < LEN {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("the output array needs {LEN} numbers"),
+            ));
+        }
+        // SAFETY: only this thread writes the array, through `data`, between two reads of it.
+        let data = unsafe { array.as_mut() }.as_mut_ptr();
+        Ok(Out {
+            _array: array,
+            data,
+        })
+    }
+
+    /// Writes `decision`'s numbers and returns whether it allowed.
+    #[inline(always)]
+    pub(crate) fn write(&self, decision: &Decision) -> bool {
+        let n = decision.numbers();
+        let values = [
+            f64::from(decision.limit()),
+            f64::from(n.remaining),
+            n.retry_after.map_or(f64::NAN, millis),
+            millis(n.reset_after),
+            millis(n.wait),
+        ];
+        // SAFETY: `data` points at `LEN` or more f64s of a non-resizable ArrayBuffer that
+        // `_array` keeps alive; only the JavaScript thread that owns it calls us.
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.data, LEN) };
+        decision.is_allowed()
+    }
+}
+
+/// A duration in milliseconds, `Infinity` for "never" (the engine's saturated maximum).
+#[inline(always)]
+pub(crate) fn millis(d: Duration) -> f64 {
+    let nanos = d.as_nanos();
+    if nanos >= u128::from(u64::MAX) {
+        f64::INFINITY
+    } else {
+        nanos as f64 / 1e6
+    }
+}
+
+// The JavaScript side reads the slots by these numbers.
+const _: () =
+    assert!(LIMIT == 0 && REMAINING == 1 && RETRY_AFTER == 2 && RESET_AFTER == 3 && WAIT == 4);
