@@ -6,7 +6,7 @@ const MAX_COST = 0xffffffff;
 /** The cost `n` as the native side takes it (1 when omitted), or a TypeError / RangeError. */
 function cost(n) {
   if (n === undefined) return 1;
-  if (n >>> 0 === n) return n; // a whole number in 0..2^32-1: the fast path
+  if (typeof n === 'number' && n >>> 0 === n) return n; // a whole number in 0..2^32-1: the fast path
   if (typeof n !== 'number') {
     throw new TypeError(`a cost must be a number, got ${describe(n)}`);
   }
