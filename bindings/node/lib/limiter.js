@@ -2,7 +2,9 @@
 // Limiter (one limit for everything) and KeyedLimiter (a limit per string key): each check
 // is one synchronous native call.
 
-const { NativeLimiter, NativeKeyed } = require('./native');
+const native = require('./native');
+
+const { limiterCheck, limiterDecide, keyedCheck, keyedDecide } = native;
 const { OUT, decision } = require('./decision');
 const { cost, badKey, limitOptions, wholeNumber } = require('./args');
 const { nativeClock } = require('./clock');
@@ -12,38 +14,41 @@ const PEEK = 1;
 const HIT = 2;
 
 class Limiter {
+  /** The native limiter: an external handle. */
   #native;
 
   /** `{ quota, algorithm = 'gcra', clock }`: one limit for everything. */
   constructor(options) {
     const { quota, algorithm } = limitOptions(options, 'new Limiter(options)');
-    this.#native = new NativeLimiter(quota, algorithm, nativeClock(options.clock, 'new Limiter(options)'), OUT);
+    this.#native = native.newLimiter(quota, algorithm, nativeClock(options.clock, 'new Limiter(options)'), OUT);
     this.quota = quota;
     this.algorithm = algorithm;
   }
 
   /** Decides a request of `n` (default 1), consuming it when allowed. */
   check(n) {
-    return decision(this.#native.decide(CHECK, cost(n)));
+    if (n === undefined) return decision(limiterCheck(this.#native));
+    return decision(limiterDecide(this.#native, CHECK, cost(n)));
   }
 
   /** The answer `check(n)` would give now, consuming nothing. */
   peek(n) {
-    return decision(this.#native.decide(PEEK, cost(n)));
+    return decision(limiterDecide(this.#native, PEEK, cost(n)));
   }
 
   /** Records `n` (default 1) whatever the answer; the decision says whether it was within the limit. */
   hit(n) {
-    return decision(this.#native.decide(HIT, cost(n)));
+    return decision(limiterDecide(this.#native, HIT, cost(n)));
   }
 
   /** The largest cost one check can be allowed. */
   get maxCost() {
-    return this.#native.maxCost;
+    return native.limiterMaxCost(this.#native);
   }
 }
 
 class KeyedLimiter {
+  /** The native limiter: an external handle. */
   #native;
 
   /** `{ quota, algorithm = 'gcra', clock, maxKeys }`: a limit per string key. */
@@ -51,7 +56,7 @@ class KeyedLimiter {
     const { quota, algorithm } = limitOptions(options, 'new KeyedLimiter(options)');
     const maxKeys = wholeNumber(options.maxKeys, 'maxKeys', 1, 0xffffffff, 0);
     const clock = nativeClock(options.clock, 'new KeyedLimiter(options)');
-    this.#native = new NativeKeyed(quota, algorithm, clock, maxKeys, OUT);
+    this.#native = native.newKeyed(quota, algorithm, clock, maxKeys, OUT);
     this.quota = quota;
     this.algorithm = algorithm;
   }
@@ -59,29 +64,30 @@ class KeyedLimiter {
   /** Decides a request of `n` (default 1) for `key`, consuming it when allowed. */
   check(key, n) {
     if (typeof key !== 'string') throw badKey(key);
-    return decision(this.#native.decide(key, CHECK, cost(n)));
+    if (n === undefined) return decision(keyedCheck(this.#native, key));
+    return decision(keyedDecide(this.#native, key, CHECK, cost(n)));
   }
 
   /** The answer `check(key, n)` would give now, consuming nothing. */
   peek(key, n) {
     if (typeof key !== 'string') throw badKey(key);
-    return decision(this.#native.decide(key, PEEK, cost(n)));
+    return decision(keyedDecide(this.#native, key, PEEK, cost(n)));
   }
 
   /** Records `n` (default 1) for `key` whatever the answer. */
   hit(key, n) {
     if (typeof key !== 'string') throw badKey(key);
-    return decision(this.#native.decide(key, HIT, cost(n)));
+    return decision(keyedDecide(this.#native, key, HIT, cost(n)));
   }
 
   /** Keys currently held (idle keys are dropped by the engine as it goes). */
   get size() {
-    return this.#native.size;
+    return native.keyedSize(this.#native);
   }
 
   /** The largest cost one check can be allowed. */
   get maxCost() {
-    return this.#native.maxCost;
+    return native.keyedMaxCost(this.#native);
   }
 }
 

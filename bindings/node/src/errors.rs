@@ -1,12 +1,7 @@
-//! Throwing the engine's capacity error as a JavaScript `RangeError`.
+//! The error code of the engine's capacity error, thrown as a JavaScript `RangeError`
+//! ("a request of cost 11 can never be admitted: the capacity is 5").
 
-use napi::Env;
-use sluicegate::CapacityError;
+use std::ffi::CStr;
 
-/// Throws `error` ("a request of cost 11 can never be admitted: the capacity is 5") as a
-/// `RangeError`. The caller returns a dummy value, which JavaScript never sees.
-#[cold]
-pub(crate) fn throw_capacity(env: &Env, error: CapacityError) {
-    // Throwing only fails when an exception is already pending, which then propagates.
-    let _ = env.throw_range_error(&error.to_string(), Some("ERR_SLUICEGATE_CAPACITY"));
-}
+/// The `code` of a capacity `RangeError`.
+pub(crate) const CAPACITY: &CStr = c"ERR_SLUICEGATE_CAPACITY";

@@ -1,69 +1,61 @@
 //! Reading a JavaScript string key without allocating: into a stack buffer, or onto the heap
 //! only when it is longer than [`INLINE`] bytes.
 
-use napi::{sys, Env, Error, JsString, JsValue, Status};
+use napi::sys;
 
 /// Keys up to this many UTF-8 bytes are read without allocating.
 pub(crate) const INLINE: usize = 256;
 
-/// Runs `f` on `key` as a `&str`.
+/// Runs `f` on `key` as a `&str`; `None` when `key` is not a string.
 #[inline(always)]
-pub(crate) fn with_key<R>(
-    env: &Env,
-    key: JsString<'_>,
+pub(crate) unsafe fn with_key<R>(
+    env: sys::napi_env,
+    key: sys::napi_value,
     f: impl FnOnce(&str) -> R,
-) -> napi::Result<R> {
-    let mut buf = [0u8; INLINE + 1];
+) -> Option<R> {
+    // Not zeroed: Node writes the bytes that are then read.
+    let mut buf = std::mem::MaybeUninit::<[u8; INLINE + 1]>::uninit();
     let mut written = 0usize;
-    // SAFETY: `buf` has `INLINE + 1` bytes; napi writes at most that many, NUL included.
-    let status = unsafe {
-        sys::napi_get_value_string_utf8(
-            env.raw(),
-            key.raw(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut written,
-        )
-    };
-    check(status)?;
+    // `buf` has `INLINE + 1` bytes; Node writes at most that many, NUL included.
+    let status = sys::napi_get_value_string_utf8(
+        env,
+        key,
+        buf.as_mut_ptr().cast(),
+        INLINE + 1,
+        &mut written,
+    );
+    if status != sys::Status::napi_ok {
+        return None;
+    }
     if written < INLINE - 3 {
-        // Node writes whole characters only, so fewer bytes than a character short of the
-        // buffer's end means the whole string fit; it writes valid UTF-8.
-        let text = std::str::from_utf8(&buf[..written])
-            .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
-        return Ok(f(text));
+        // Node writes whole characters only, so ending more than a character short of the
+        // buffer's end means the whole string fit; what it writes is valid UTF-8 (lone
+        // surrogates become U+FFFD), so the check below never fails.
+        let bytes = std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written);
+        return std::str::from_utf8(bytes).ok().map(f);
     }
     long_key(env, key).map(|text| f(&text))
 }
 
 /// A key too long for the stack buffer, read onto the heap.
 #[cold]
-fn long_key(env: &Env, key: JsString<'_>) -> napi::Result<String> {
+unsafe fn long_key(env: sys::napi_env, key: sys::napi_value) -> Option<String> {
     let mut len = 0usize;
-    // SAFETY: a null buffer asks for the length in bytes.
-    check(unsafe {
-        sys::napi_get_value_string_utf8(env.raw(), key.raw(), std::ptr::null_mut(), 0, &mut len)
-    })?;
+    // A null buffer asks for the length in bytes.
+    if sys::napi_get_value_string_utf8(env, key, std::ptr::null_mut(), 0, &mut len)
+        != sys::Status::napi_ok
+    {
+        return None;
+    }
     let mut bytes = vec![0u8; len + 1];
     let mut written = 0usize;
-    // SAFETY: `bytes` has `len + 1` bytes, room for the string and its NUL.
-    check(unsafe {
-        sys::napi_get_value_string_utf8(
-            env.raw(),
-            key.raw(),
-            bytes.as_mut_ptr().cast(),
-            bytes.len(),
-            &mut written,
-        )
-    })?;
+    sys::napi_get_value_string_utf8(
+        env,
+        key,
+        bytes.as_mut_ptr().cast(),
+        bytes.len(),
+        &mut written,
+    );
     bytes.truncate(written);
-    String::from_utf8(bytes).map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
-}
-
-fn check(status: sys::napi_status) -> napi::Result<()> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(Error::new(Status::StringExpected, "a key must be a string"))
-    }
+    String::from_utf8(bytes).ok()
 }

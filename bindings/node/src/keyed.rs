@@ -1,14 +1,15 @@
-//! [`NativeKeyed`]: a limit per string key (the engine's `AnyKeyedLimiter<String>`), on the
-//! real clock or on a [`NativeClock`].
+//! A limit per string key (the engine's `AnyKeyedLimiter<String>`), on the
+//! real clock or on a [`NativeClock`]: `newKeyed` makes a handle, `keyedDecide` checks.
 
 use crate::clock::NativeClock;
-use crate::errors::throw_capacity;
+use crate::handle::{self, Tagged};
 use crate::key::with_key;
 use crate::op::{CHECK, PEEK};
 use crate::options::{algorithm, quota, quota_error};
-use crate::out::Out;
-use napi::bindgen_prelude::Float64Array;
-use napi::{Env, JsString};
+use crate::out::{DecisionObject, Out};
+use crate::raw;
+use napi::bindgen_prelude::{Float64Array, ToNapiValue, Unknown};
+use napi::{sys, Env};
 use napi_derive::napi;
 use sluicegate::clock::{Clock, ManualClock, TscClock};
 use sluicegate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
@@ -53,66 +54,138 @@ fn bounded<C: Clock, S>(
     }
 }
 
-/// A limit per string key.
-#[napi]
-pub struct NativeKeyed {
+/// What a keyed limiter handle holds.
+pub(crate) struct KeyedState {
     limiter: Keyed,
     out: Out,
 }
 
+impl Tagged for KeyedState {
+    const TAG: u64 = 0x5e_11_02;
+}
+
+/// A keyed limiter handle for `quota_text` running `algorithm_name`, on `clock` if given,
+/// holding at most `max_keys` keys (0: the engine's default), writing decisions into `out`.
 #[napi]
-impl NativeKeyed {
-    /// A keyed limiter for `quota_text` running `algorithm_name`, on `clock` if given,
-    /// holding at most `max_keys` keys (0: no bound), writing decisions into `out`.
-    #[napi(constructor)]
-    pub fn new(
-        quota_text: String,
-        algorithm_name: String,
-        clock: Option<&NativeClock>,
-        max_keys: u32,
-        out: Float64Array,
-    ) -> napi::Result<Self> {
-        Ok(NativeKeyed {
-            limiter: Keyed::build(&quota_text, &algorithm_name, clock, max_keys)?,
-            out: Out::new(out)?,
-        })
-    }
+pub fn new_keyed<'env>(
+    env: &'env Env,
+    quota_text: String,
+    algorithm_name: String,
+    clock: Option<&NativeClock>,
+    max_keys: u32,
+    out: Float64Array,
+) -> napi::Result<Unknown<'env>> {
+    let state = KeyedState {
+        limiter: Keyed::build(&quota_text, &algorithm_name, clock, max_keys)?,
+        out: Out::new(out)?,
+    };
+    handle::create(env, state)
+}
 
-    /// Decides `op` (0 check, 1 peek, 2 hit) for `cost` on `key`, writes the numbers, and
-    /// returns whether it allowed; throws a `RangeError` for a cost that can never fit.
-    #[napi]
-    pub fn decide(&self, env: &Env, key: JsString<'_>, op: u32, cost: u32) -> napi::Result<bool> {
-        let result = with_key(env, key, |key| match &self.limiter {
-            Keyed::Real(l) => decide(l, key, op, cost),
-            Keyed::Manual(l) => decide(l, key, op, cost),
-        })?;
-        Ok(match result {
-            Ok(d) => self.out.write(&d),
-            Err(e) => {
-                throw_capacity(env, e);
-                false
-            }
-        })
-    }
+/// The decision for `(handle, key, op, cost)`, or the exception to return.
+#[inline(always)]
+unsafe fn keyed_call(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Result<(&'static KeyedState, Decision), sys::napi_value> {
+    let [handle, key, op, cost] = raw::args::<4>(env, info);
+    let (op, cost) = (raw::u32_arg(env, op), raw::u32_arg(env, cost));
+    keyed_op(env, handle, key, op, cost)
+}
 
-    /// Keys currently held.
-    #[napi(getter)]
-    pub fn size(&self) -> u32 {
-        let len = match &self.limiter {
-            Keyed::Real(l) => l.len(),
-            Keyed::Manual(l) => l.len(),
-        };
-        u32::try_from(len).unwrap_or(u32::MAX)
+/// The decision for `op` of `cost` on `key`, or the exception to return.
+#[inline(always)]
+unsafe fn keyed_op(
+    env: sys::napi_env,
+    handle: sys::napi_value,
+    key: sys::napi_value,
+    op: u32,
+    cost: u32,
+) -> Result<(&'static KeyedState, Decision), sys::napi_value> {
+    let Some(state) = handle::get::<KeyedState>(env, handle) else {
+        return Err(raw::throw_type_error(env, c"not a KeyedLimiter handle"));
+    };
+    let result = with_key(env, key, |key| match &state.limiter {
+        Keyed::Real(l) => decide(l, key, op, cost),
+        Keyed::Manual(l) => decide(l, key, op, cost),
+    });
+    match result {
+        Some(Ok(d)) => Ok((state, d)),
+        Some(Err(e)) => Err(raw::throw_range_error(env, crate::errors::CAPACITY, &e)),
+        None => Err(raw::throw_type_error(env, c"a key must be a string")),
     }
+}
 
-    /// The largest cost one check can be allowed.
-    #[napi(getter)]
-    pub fn max_cost(&self) -> u32 {
-        match &self.limiter {
-            Keyed::Real(l) => l.max_cost(),
-            Keyed::Manual(l) => l.max_cost(),
-        }
+/// `keyedDecide(handle, key, op, cost)`: decides `op` (0 check, 1 peek, 2 hit) for `cost` on
+/// `key`, writes the numbers into the handle's output array, and returns whether it
+/// allowed; throws a `RangeError` for a cost that can never fit.
+pub(crate) unsafe extern "C" fn keyed_decide(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    match keyed_call(env, info) {
+        Ok((state, d)) => raw::boolean(env, state.out.write(&d)),
+        Err(thrown) => thrown,
     }
+}
+
+/// `keyedCheck(handle, key)`: `keyedDecide(handle, key, 0, 1)`, the common case, with two
+/// arguments fewer to convert.
+pub(crate) unsafe extern "C" fn keyed_check(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle, key] = raw::args::<2>(env, info);
+    match keyed_op(env, handle, key, CHECK, 1) {
+        Ok((state, d)) => raw::boolean(env, state.out.write(&d)),
+        Err(thrown) => thrown,
+    }
+}
+
+/// `keyedDecideObject(handle, key, op, cost)`: [`keyed_decide`], returning the decision as
+/// a JavaScript object built here instead. Not used by the package; kept so that
+/// `bench/return_paths.js` can measure the two ways against each other.
+pub(crate) unsafe extern "C" fn keyed_decide_object(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    match keyed_call(env, info) {
+        Ok((_, d)) => DecisionObject::to_napi_value(env, DecisionObject::from(&d))
+            .unwrap_or(std::ptr::null_mut()),
+        Err(thrown) => thrown,
+    }
+}
+
+/// `keyedSize(handle)`: keys held.
+pub(crate) unsafe extern "C" fn keyed_size(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle] = raw::args::<1>(env, info);
+    let Some(state) = handle::get::<KeyedState>(env, handle) else {
+        return raw::throw_type_error(env, c"not a KeyedLimiter handle");
+    };
+    let len = match &state.limiter {
+        Keyed::Real(l) => l.len(),
+        Keyed::Manual(l) => l.len(),
+    };
+    raw::number(env, len as f64)
+}
+
+/// `keyedMaxCost(handle)`: the largest cost one check can be allowed.
+pub(crate) unsafe extern "C" fn keyed_max_cost(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle] = raw::args::<1>(env, info);
+    let Some(state) = handle::get::<KeyedState>(env, handle) else {
+        return raw::throw_type_error(env, c"not a KeyedLimiter handle");
+    };
+    let max = match &state.limiter {
+        Keyed::Real(l) => l.max_cost(),
+        Keyed::Manual(l) => l.max_cost(),
+    };
+    raw::number(env, f64::from(max))
 }
 
 #[inline(always)]

@@ -1,25 +1,50 @@
 //! The native half of the `sluicegate` npm package: the Rust engine as a Node-API module
 //! (napi-rs). The JavaScript half (`lib/`) checks arguments, turns options objects into
-//! these constructors' arguments and numbers into decision objects; nothing here or there
+//! these functions' arguments and numbers into decision objects; nothing here or there
 //! implements an algorithm again.
 //!
-//! Every in-process check is one synchronous call that reads the key into a stack buffer
-//! (no allocation for keys up to [`key::INLINE`] bytes), decides, and writes the decision's
-//! numbers into a `Float64Array` the JavaScript side owns ([`out::Out`]): returning a
-//! JavaScript object from Rust costs several property stores through Node-API, which
-//! `bench/return_paths.js` measured as the slower way (BENCHMARKS.md, "Node.js").
+//! Every in-process check is one synchronous call ([`raw`]: a plain Node-API callback on an
+//! external handle) that reads the key into a stack buffer (no allocation for keys up to
+//! [`key::INLINE`] bytes), decides, and writes the decision's numbers into a `Float64Array`
+//! the JavaScript side owns ([`out::Out`]). Returning a JavaScript object built in Rust
+//! measured slower (`bench/return_paths.js`, BENCHMARKS.md "Node.js").
 
 mod clock;
 mod errors;
 mod group;
+mod handle;
 mod key;
 mod keyed;
 mod limiter;
 mod op;
 mod options;
 mod out;
+mod raw;
 
 pub use clock::NativeClock;
 pub use group::NativeGroup;
-pub use keyed::NativeKeyed;
-pub use limiter::NativeLimiter;
+
+use napi::bindgen_prelude::Object;
+use napi::{Env, JsValue};
+use napi_derive::napi;
+
+/// Adds the hot path's plain callbacks to the module's exports.
+#[napi(module_exports)]
+pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
+    let (env, exports) = (env.raw(), exports.raw());
+    let callbacks: [(&std::ffi::CStr, raw::Callback); 8] = [
+        (c"limiterCheck", limiter::limiter_check),
+        (c"keyedCheck", keyed::keyed_check),
+        (c"limiterDecide", limiter::limiter_decide),
+        (c"limiterMaxCost", limiter::limiter_max_cost),
+        (c"keyedDecide", keyed::keyed_decide),
+        (c"keyedDecideObject", keyed::keyed_decide_object),
+        (c"keyedSize", keyed::keyed_size),
+        (c"keyedMaxCost", keyed::keyed_max_cost),
+    ];
+    for (name, callback) in callbacks {
+        // SAFETY: `env` and `exports` are the module's, valid during its initialization.
+        unsafe { raw::export(env, exports, name, callback)? };
+    }
+    Ok(())
+}

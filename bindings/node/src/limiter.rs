@@ -1,15 +1,16 @@
-//! [`NativeLimiter`]: one limit for everything (the engine's `AnyLimiter`), on the real clock
-//! or on a [`NativeClock`].
+//! One limit for everything (the engine's `AnyLimiter`), on the real clock or on a
+//! [`NativeClock`]: `newLimiter` makes a handle, `limiterDecide` checks.
 
 use crate::clock::NativeClock;
-use crate::errors::throw_capacity;
+use crate::handle::{self, Tagged};
 use crate::op::{CHECK, PEEK};
 use crate::options::{algorithm, quota, quota_error};
 use crate::out::Out;
-use napi::bindgen_prelude::Float64Array;
-use napi::Env;
+use crate::raw;
+use napi::bindgen_prelude::{Float64Array, Unknown};
+use napi::{sys, Env};
 use napi_derive::napi;
-use sluicegate::clock::{ManualClock, TscClock};
+use sluicegate::clock::{Clock, ManualClock, TscClock};
 use sluicegate::dynamic::AnyLimiter;
 use sluicegate::{CapacityError, Decision};
 
@@ -19,66 +20,101 @@ enum Either {
     Manual(AnyLimiter<ManualClock>),
 }
 
-/// One limit for everything.
-#[napi]
-pub struct NativeLimiter {
+/// What a limiter handle holds.
+pub(crate) struct LimiterState {
     limiter: Either,
     out: Out,
 }
 
+impl Tagged for LimiterState {
+    const TAG: u64 = 0x5e_11_01;
+}
+
+/// A limiter handle for `quota_text` running `algorithm_name`, on `clock` if given, writing
+/// decisions into `out`.
 #[napi]
-impl NativeLimiter {
-    /// A limiter for `quota_text` running `algorithm_name`, on `clock` if given, writing
-    /// decisions into `out`.
-    #[napi(constructor)]
-    pub fn new(
-        quota_text: String,
-        algorithm_name: String,
-        clock: Option<&NativeClock>,
-        out: Float64Array,
-    ) -> napi::Result<Self> {
-        let (quota, kind) = (quota(&quota_text)?, algorithm(&algorithm_name)?);
-        let limiter = match clock {
-            None => Either::Real(AnyLimiter::new(quota, kind).map_err(quota_error)?),
-            Some(c) => Either::Manual(
-                AnyLimiter::with_clock(quota, kind, c.clock.clone()).map_err(quota_error)?,
-            ),
-        };
-        Ok(NativeLimiter {
+pub fn new_limiter<'env>(
+    env: &'env Env,
+    quota_text: String,
+    algorithm_name: String,
+    clock: Option<&NativeClock>,
+    out: Float64Array,
+) -> napi::Result<Unknown<'env>> {
+    let (quota, kind) = (quota(&quota_text)?, algorithm(&algorithm_name)?);
+    let limiter = match clock {
+        None => Either::Real(AnyLimiter::new(quota, kind).map_err(quota_error)?),
+        Some(c) => Either::Manual(
+            AnyLimiter::with_clock(quota, kind, c.clock.clone()).map_err(quota_error)?,
+        ),
+    };
+    handle::create(
+        env,
+        LimiterState {
             limiter,
             out: Out::new(out)?,
-        })
-    }
+        },
+    )
+}
 
-    /// Decides `op` (0 check, 1 peek, 2 hit) for `cost`, writes the numbers, and returns
-    /// whether it allowed; throws a `RangeError` for a cost that can never fit.
-    #[napi]
-    pub fn decide(&self, env: &Env, op: u32, cost: u32) -> bool {
-        let result = match &self.limiter {
-            Either::Real(l) => decide(l, op, cost),
-            Either::Manual(l) => decide(l, op, cost),
-        };
-        match result {
-            Ok(d) => self.out.write(&d),
-            Err(e) => {
-                throw_capacity(env, e);
-                false
-            }
-        }
-    }
+/// `limiterDecide(handle, op, cost)`: decides `op` (0 check, 1 peek, 2 hit) for `cost`,
+/// writes the numbers into the handle's output array, and returns whether it allowed;
+/// throws a `RangeError` for a cost that can never fit.
+pub(crate) unsafe extern "C" fn limiter_decide(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle, op, cost] = raw::args::<3>(env, info);
+    let (op, cost) = (raw::u32_arg(env, op), raw::u32_arg(env, cost));
+    limiter_op(env, handle, op, cost)
+}
 
-    /// The largest cost one check can be allowed.
-    #[napi(getter)]
-    pub fn max_cost(&self) -> u32 {
-        match &self.limiter {
-            Either::Real(l) => l.max_cost(),
-            Either::Manual(l) => l.max_cost(),
-        }
-    }
+/// `limiterCheck(handle)`: `limiterDecide(handle, 0, 1)`, the common case.
+pub(crate) unsafe extern "C" fn limiter_check(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle] = raw::args::<1>(env, info);
+    limiter_op(env, handle, CHECK, 1)
 }
 
 #[inline(always)]
-fn decide<C: sluicegate::clock::Clock>(
+unsafe fn limiter_op(
+    env: sys::napi_env,
+    handle: sys::napi_value,
+    op: u32,
+    cost: u32,
+) -> sys::napi_value {
+    let Some(state) = handle::get::<LimiterState>(env, handle) else {
+        return raw::throw_type_error(env, c"not a Limiter handle");
+    };
+    let result = match &state.limiter {
+        Either::Real(l) => decide(l, op, cost),
+        Either::Manual(l) => decide(l, op, cost),
+    };
+    match result {
+        Ok(d) => raw::boolean(env, state.out.write(&d)),
+        Err(e) => raw::throw_range_error(env, crate::errors::CAPACITY, &e),
+    }
+}
+
+/// `limiterMaxCost(handle)`: the largest cost one check can be allowed.
+pub(crate) unsafe extern "C" fn limiter_max_cost(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle] = raw::args::<1>(env, info);
+    let Some(state) = handle::get::<LimiterState>(env, handle) else {
+        return raw::throw_type_error(env, c"not a Limiter handle");
+    };
+    let max = match &state.limiter {
+        Either::Real(l) => l.max_cost(),
+        Either::Manual(l) => l.max_cost(),
+    };
+    raw::number(env, f64::from(max))
+}
+
+#[inline(always)]
+fn decide<C: Clock>(
     limiter: &AnyLimiter<C>,
     op: u32,
     cost: u32,

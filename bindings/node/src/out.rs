@@ -58,14 +58,43 @@ impl Out {
     }
 }
 
+/// A decision as a JavaScript object built through Node-API: the slower way to return one
+/// (see [`Out`]), kept for `bench/return_paths.js`.
+#[napi_derive::napi(object)]
+pub struct DecisionObject {
+    pub allowed: bool,
+    pub limit: u32,
+    pub remaining: u32,
+    pub retry_after: Option<f64>,
+    pub reset_after: f64,
+    pub wait: f64,
+}
+
+impl From<&Decision> for DecisionObject {
+    fn from(decision: &Decision) -> Self {
+        let n = decision.numbers();
+        DecisionObject {
+            allowed: decision.is_allowed(),
+            limit: decision.limit(),
+            remaining: n.remaining,
+            retry_after: n.retry_after.map(millis),
+            reset_after: millis(n.reset_after),
+            wait: millis(n.wait),
+        }
+    }
+}
+
 /// A duration in milliseconds, `Infinity` for "never" (the engine's saturated maximum).
 #[inline(always)]
 pub(crate) fn millis(d: Duration) -> f64 {
-    let nanos = d.as_nanos();
-    if nanos >= u128::from(u64::MAX) {
-        f64::INFINITY
-    } else {
-        nanos as f64 / 1e6
+    // Through u64 nanoseconds: converting a u128 to f64 is a slow library call.
+    match d
+        .as_secs()
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(u64::from(d.subsec_nanos())))
+    {
+        Some(ns) if ns < u64::MAX => ns as f64 / 1e6,
+        _ => f64::INFINITY,
     }
 }
 
