@@ -1,0 +1,225 @@
+'use strict';
+// throttle() with real axios against a real HTTP server on 127.0.0.1: pacing, first come
+// first served, abort, several limits all-or-nothing, per-host keys, 429 + Retry-After.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const axios = require('axios');
+const { throttle } = require('..');
+const { serve } = require('./support/http');
+
+// Node's timers fire on whole milliseconds, and may fire up to a millisecond early on the
+// event loop's cached clock (the engine is then asked again): a request may reach the server
+// this much before its ideal time, never more.
+const EARLY = 2;
+
+/** Sends one request and waits `ms` for its slot to refill, then forgets it: axios's first
+ * request loads its adapter and connects, which would skew the first arrival. */
+async function warm(api, server, ms) {
+  await api.get('/warm');
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  server.arrivals.length = 0;
+}
+
+/** A fresh agent per test, so that no idle socket outlives it. */
+function client(server, options) {
+  const agent = new http.Agent({ keepAlive: false });
+  return throttle(axios.create({ baseURL: server.url, httpAgent: agent }), options);
+}
+
+test('requests are paced within the quota, as the engine schedules them', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, { quota: '20/second burst 1' });
+    await warm(api, server, 60);
+    await Promise.all(Array.from({ length: 8 }, (_, i) => api.get(`/${i}`)));
+    const at = server.arrivals.map((a) => a.at);
+    for (let i = 1; i < at.length; i++) {
+      const gap = at[i] - at[0];
+      assert.ok(gap >= i * 50 - EARLY, `request ${i} arrived ${gap.toFixed(1)} ms after the first, before its slot at ${i * 50} ms`);
+      assert.ok(gap <= i * 50 + 40, `request ${i} arrived ${gap.toFixed(1)} ms after the first, long after its slot at ${i * 50} ms`);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test('a burst goes at once, then the rate holds', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, { quota: '10/second burst 4', algorithm: 'token-bucket' });
+    await warm(api, server, 110);
+    const start = performance.now();
+    await Promise.all(Array.from({ length: 6 }, (_, i) => api.get(`/${i}`)));
+    const at = server.arrivals.map((a) => a.at - start);
+    assert.ok(at[3] < 60, `the burst of 4 went at once (the 4th at ${at[3].toFixed(1)} ms)`);
+    assert.ok(at[4] >= 100 - EARLY && at[5] >= 200 - EARLY, `then one per 100 ms: ${at[4].toFixed(1)}, ${at[5].toFixed(1)}`);
+  } finally {
+    await server.close();
+  }
+});
+
+test('first come, first served on one key', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, { quota: '50/second burst 2' });
+    await Promise.all(Array.from({ length: 12 }, (_, i) => api.get(`/${i}`)));
+    assert.deepEqual(
+      server.arrivals.map((a) => a.path),
+      Array.from({ length: 12 }, (_, i) => `/${i}`),
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+test('an aborted waiting request rejects with axios CanceledError and consumes nothing', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, { quota: '10/second burst 1' });
+    await warm(api, server, 110);
+    await api.get('/first');
+    const start = server.arrivals[0].at;
+    const controller = new AbortController();
+    const aborted = api.get('/aborted', { signal: controller.signal });
+    const next = api.get('/next');
+    setTimeout(() => controller.abort(), 20);
+    await assert.rejects(aborted, (e) => axios.isCancel(e) && e.code === 'ERR_CANCELED');
+    await next;
+    assert.deepEqual(server.arrivals.map((a) => a.path), ['/first', '/next']);
+    const gap = server.arrivals[1].at - start;
+    assert.ok(gap >= 100 - EARLY && gap < 170, `the next request took the aborted one's slot (${gap.toFixed(1)} ms, not ~200)`);
+    const early = new AbortController();
+    early.abort();
+    await assert.rejects(api.get('/never', { signal: early.signal }), (e) => axios.isCancel(e));
+    assert.equal(server.arrivals.length, 2);
+  } finally {
+    await server.close();
+  }
+});
+
+test('several limits decide all-or-nothing: a denied request consumes none of them', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, {
+      limits: [
+        { quota: '1/second', key: (config) => config.headers['x-user'] },
+        { quota: '3/second burst 3', key: () => 'everyone' },
+      ],
+    });
+    const as = (user) => api.get(`/${user}`, { headers: { 'x-user': user } });
+    const start = performance.now();
+    await as('alice');
+    const second = as('alice'); // denied by alice's limit: must not take one of the 3
+    const others = [as('bob'), as('carol')];
+    await Promise.all(others);
+    const at = Object.fromEntries(server.arrivals.map((a) => [a.path, a.at - start]));
+    assert.ok(at['/carol'] < 100, `bob and carol went at once (carol at ${at['/carol'].toFixed(1)} ms)`);
+    await second;
+    const aliceAgain = server.arrivals.find((a, i) => a.path === '/alice' && i > 0).at - start;
+    assert.ok(aliceAgain >= 1000 - EARLY - 5, `alice's second request waited for her limit (${aliceAgain.toFixed(1)} ms)`);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a key per host: one host waiting does not hold back another', async () => {
+  const [a, b] = [await serve(), await serve()];
+  try {
+    const agent = new http.Agent({ keepAlive: false });
+    const api = throttle(axios.create({ httpAgent: agent }), {
+      quota: '2/second burst 1',
+      key: (config) => new URL(config.url, config.baseURL).host,
+    });
+    const start = performance.now();
+    await Promise.all([api.get(`${a.url}/1`), api.get(`${b.url}/1`)]);
+    const waiting = api.get(`${a.url}/2`);
+    await api.get(`${b.url}/x`).catch(() => {}); // b's second waits 500 ms too, on b's own key
+    await waiting;
+    assert.ok(a.arrivals[0].at - start < 100 && b.arrivals[0].at - start < 100, 'both hosts got their first request at once');
+    const aSecond = a.arrivals[1].at - start; // its first was admitted after `start`
+    assert.ok(aSecond >= 500 - EARLY, `host a's second request waited for a's slot (${aSecond.toFixed(1)} ms)`);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test("a 429 with Retry-After pauses the key; the request is sent again when the pause ends", async () => {
+  let first = true;
+  const server = await serve((req, res) => {
+    if (first) {
+      first = false;
+      res.writeHead(429, { 'retry-after': '1' }).end('slow down');
+    } else {
+      res.end('ok');
+    }
+  });
+  try {
+    const api = client(server, { quota: '100/second' });
+    const response = await api.get('/x');
+    assert.equal(response.status, 200);
+    assert.equal(server.arrivals.length, 2);
+    const gap = server.arrivals[1].at - server.arrivals[0].at;
+    assert.ok(gap >= 1000 - EARLY && gap < 1200, `sent again after the server's 1 s (${gap.toFixed(1)} ms)`);
+  } finally {
+    await server.close();
+  }
+});
+
+test('respectRetryAfter: false hands the 429 to the caller', async () => {
+  const server = await serve((req, res) => res.writeHead(429, { 'retry-after': '1' }).end());
+  try {
+    const api = client(server, { quota: '100/second', respectRetryAfter: false });
+    await assert.rejects(api.get('/'), (e) => e.response?.status === 429);
+    assert.equal(server.arrivals.length, 1);
+    const retrying = client(server, { quota: '100/second', maxRetries: 1 });
+    await assert.rejects(retrying.get('/'), (e) => e.response?.status === 429);
+    assert.equal(server.arrivals.length, 3, 'one retry, then the 429 is the answer');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a leaky bucket shapes: admitted requests leave at its pace', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, { quota: '20/second burst 5', algorithm: 'leaky-bucket' });
+    await warm(api, server, 60);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => api.get(`/${i}`)));
+    const at = server.arrivals.map((a) => a.at - server.arrivals[0].at);
+    for (let i = 1; i < 5; i++) assert.ok(at[i] >= i * 50 - EARLY, `request ${i} at ${at[i].toFixed(1)} ms, its slot ${i * 50} ms`);
+  } finally {
+    await server.close();
+  }
+});
+
+test('nothing is left waiting, and no timer, once the queue drains', async () => {
+  const server = await serve();
+  try {
+    const api = client(server, { quota: '20/second burst 1' });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const pending = Promise.all(Array.from({ length: 4 }, () => api.get('/')));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(api.sluicegate.queued() > 0);
+    await pending;
+    assert.equal(api.sluicegate.queued(), 0);
+    assert.equal(timers(), before, 'no timer left behind');
+  } finally {
+    await server.close();
+  }
+});
+
+test('bad options are TypeErrors naming the problem', () => {
+  const api = axios.create();
+  assert.throws(() => throttle({}, { quota: '1/s' }), /must be an axios instance/);
+  assert.throws(() => throttle(api), /`options` must be an object/);
+  assert.throws(() => throttle(api, { quota: 5 }), /`quota` must be a string/);
+  assert.throws(() => throttle(api, { limits: [] }), /non-empty array/);
+  assert.throws(() => throttle(api, { limits: [{ quota: '1/s', key: 'host' }] }), /limits\[0\]: `key` must be a function/);
+  assert.throws(() => throttle(api, { quota: '1/s', limits: [{ quota: '1/s' }] }), /not both/);
+  assert.throws(() => throttle(api, { quota: '1/fortnight' }), /invalid quota "1\/fortnight"/);
+  assert.throws(() => throttle(api, { quota: '1/s', respectRetryAfter: 'yes' }), /`respectRetryAfter` must be a boolean/);
+});
