@@ -4,5 +4,6 @@
 const { Limiter, KeyedLimiter } = require('./lib/limiter');
 const { ManualClock } = require('./lib/clock');
 const { throttle } = require('./lib/throttle');
+const { RedisLimiter } = require('./lib/redis');
 
-module.exports = { Limiter, KeyedLimiter, ManualClock, throttle };
+module.exports = { Limiter, KeyedLimiter, RedisLimiter, ManualClock, throttle };

@@ -8,7 +8,7 @@
 // consumes nothing and leaves the queue; axios then rejects it with its own CanceledError.
 
 const { limitOptions, wholeNumber, describe } = require('./args');
-const { localGate } = require('./gate');
+const { localGate, redisGate } = require('./gate');
 
 /** Per-request state that must survive axios's config merge on a retry. */
 const STATE = 'sluicegate';
@@ -30,6 +30,9 @@ function throttle(instance, options) {
     throw new TypeError(`throttle: \`respectRetryAfter\` must be a boolean, got ${describe(respectRetryAfter)}`);
   }
   const maxRetries = wholeNumber(options.maxRetries, 'maxRetries', 0, 1000, 3);
+  if (options.redis !== undefined && typeof options.redis !== 'string') {
+    throw new TypeError(`throttle: \`redis\` must be a URL string such as 'redis://127.0.0.1:6379/', got ${describe(options.redis)}`);
+  }
   const gate = options.redis === undefined ? localGate(limits) : redisGate(limits, options);
   const queues = new Queues(limits, gate);
 
@@ -228,10 +231,6 @@ class Queues {
       else this.map.delete(q.id);
     }
   }
-}
-
-function redisGate() {
-  throw new Error('throttle: `redis` is not available yet');
 }
 
 module.exports = { throttle };

@@ -20,9 +20,11 @@ mod op;
 mod options;
 mod out;
 mod raw;
+mod redis;
 
 pub use clock::NativeClock;
 pub use group::NativeGroup;
+pub use redis::{NativeRedis, NativeRedisGroup};
 
 use napi::bindgen_prelude::Object;
 use napi::{Env, JsValue};
