@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds and tests the Node.js package, as .ci/run calls it from the repository root after the
+# Rust tests: installs Debian's nodejs and npm when node is missing, installs the locked dev
+# dependencies and builds the native module with cargo (release, in the workspace's target/,
+# which the Rust build has filled), then runs `npm test` (node --test; the Redis tests start
+# their own redis-server).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
+fi
+if ! command -v redis-server >/dev/null 2>&1; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server
+fi
+echo "node $(node --version), npm $(npm --version)"
+
+npm ci --no-audit --no-fund
+npm test
