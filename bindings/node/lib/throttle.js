@@ -211,12 +211,14 @@ class Queues {
     }
   }
 
-  /** Decides the queue again in `ms` (whole milliseconds, Node's timer resolution). */
+  /** Decides the queue again in `ms`, as the engine said. Node's timers fire on whole
+   * milliseconds of its loop's clock: a timer that fires early finds the head still denied
+   * and waits again for the few microseconds the engine then gives. */
   wake(q, ms) {
     q.timer = setTimeout(() => {
       q.timer = null;
       this.run(q);
-    }, Math.max(1, Math.ceil(ms)));
+    }, Math.max(1, ms));
   }
 
   /** Forgets a queue that has nothing left to do, with its timer. */
