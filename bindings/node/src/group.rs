@@ -18,7 +18,7 @@ use std::task::{Context, Poll, Waker};
 /// Keyed limits decided together.
 #[napi]
 pub struct NativeGroup {
-    limits: Vec<Keyed>,
+    limits: Vec<Keyed<String>>,
     out: Out,
 }
 
@@ -85,7 +85,7 @@ impl NativeGroup {
 }
 
 /// The limit as the protocol's seam sees it.
-fn backend(limit: &Keyed) -> &dyn Backend<str> {
+fn backend(limit: &Keyed<String>) -> &dyn Backend<str> {
     match limit {
         Keyed::Real(l) => l,
         Keyed::Manual(l) => l,

@@ -1,23 +1,27 @@
-//! Reading a JavaScript string key without allocating: into a stack buffer, or onto the heap
-//! only when it is longer than [`INLINE`] bytes.
+//! Reading a JavaScript string key without allocating: its UTF-16 code units, copied into a
+//! stack buffer, or onto the heap only when it is longer than [`INLINE`] units.
+//!
+//! Keys are the string's code units, not UTF-8: that is exact (UTF-8 would turn every lone
+//! surrogate into U+FFFD, so `'\uD800'` and `'\uD801'` would share a state), and V8 copies a
+//! string's units faster than it encodes UTF-8 (`bench/return_paths.js` measures a check).
 
 use napi::sys;
 
-/// Keys up to this many UTF-8 bytes are read without allocating.
+/// Keys up to this many UTF-16 code units are read without allocating.
 pub(crate) const INLINE: usize = 256;
 
-/// Runs `f` on `key` as a `&str`; `None` when `key` is not a string.
+/// Runs `f` on `key`'s code units; `None` when `key` is not a string.
 #[inline(always)]
 pub(crate) unsafe fn with_key<R>(
     env: sys::napi_env,
     key: sys::napi_value,
-    f: impl FnOnce(&str) -> R,
+    f: impl FnOnce(&[u16]) -> R,
 ) -> Option<R> {
-    // Not zeroed: Node writes the bytes that are then read.
-    let mut buf = std::mem::MaybeUninit::<[u8; INLINE + 1]>::uninit();
+    // Not zeroed: Node writes the units that are then read.
+    let mut buf = std::mem::MaybeUninit::<[u16; INLINE + 1]>::uninit();
     let mut written = 0usize;
-    // `buf` has `INLINE + 1` bytes; Node writes at most that many, NUL included.
-    let status = sys::napi_get_value_string_utf8(
+    // `buf` has room for `INLINE` units and the NUL Node adds.
+    let status = sys::napi_get_value_string_utf16(
         env,
         key,
         buf.as_mut_ptr().cast(),
@@ -27,35 +31,35 @@ pub(crate) unsafe fn with_key<R>(
     if status != sys::Status::napi_ok {
         return None;
     }
-    if written < INLINE - 3 {
-        // Node writes whole characters only, so ending more than a character short of the
-        // buffer's end means the whole string fit; what it writes is valid UTF-8 (lone
-        // surrogates become U+FFFD), so the check below never fails.
-        let bytes = std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written);
-        return std::str::from_utf8(bytes).ok().map(f);
+    if written < INLINE {
+        // Fewer units than the buffer holds: the whole string fit.
+        return Some(f(std::slice::from_raw_parts(
+            buf.as_ptr().cast::<u16>(),
+            written,
+        )));
     }
-    long_key(env, key).map(|text| f(&text))
+    long_key(env, key).map(|units| f(&units))
 }
 
 /// A key too long for the stack buffer, read onto the heap.
 #[cold]
-unsafe fn long_key(env: sys::napi_env, key: sys::napi_value) -> Option<String> {
+unsafe fn long_key(env: sys::napi_env, key: sys::napi_value) -> Option<Vec<u16>> {
     let mut len = 0usize;
-    // A null buffer asks for the length in bytes.
-    if sys::napi_get_value_string_utf8(env, key, std::ptr::null_mut(), 0, &mut len)
+    // A null buffer asks for the length in code units.
+    if sys::napi_get_value_string_utf16(env, key, std::ptr::null_mut(), 0, &mut len)
         != sys::Status::napi_ok
     {
         return None;
     }
-    let mut bytes = vec![0u8; len + 1];
+    let mut units = vec![0u16; len + 1];
     let mut written = 0usize;
-    sys::napi_get_value_string_utf8(
+    sys::napi_get_value_string_utf16(
         env,
         key,
-        bytes.as_mut_ptr().cast(),
-        bytes.len(),
+        units.as_mut_ptr().cast(),
+        units.len(),
         &mut written,
     );
-    bytes.truncate(written);
-    String::from_utf8(bytes).ok()
+    units.truncate(written);
+    Some(units)
 }

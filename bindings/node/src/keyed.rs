@@ -6,31 +6,32 @@ use crate::handle::{self, Tagged};
 use crate::key::with_key;
 use crate::op::{CHECK, PEEK};
 use crate::options::{algorithm, quota, quota_error};
-use crate::out::{DecisionObject, Out};
+use crate::out::{millis, Out};
 use crate::raw;
-use napi::bindgen_prelude::{Float64Array, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{Float64Array, Unknown};
 use napi::{sys, Env};
 use napi_derive::napi;
 use sluicegate::clock::{Clock, ManualClock, TscClock};
 use sluicegate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
 use sluicegate::{CapacityError, Decision};
 
-/// The engine's keyed limiter on either clock.
-pub(crate) enum Keyed {
-    Real(AnyKeyedLimiter<String, TscClock>),
-    Manual(AnyKeyedLimiter<String, ManualClock>),
+/// The engine's keyed limiter on either clock, keyed by `K`: a JavaScript string's UTF-16
+/// code units for `KeyedLimiter` ([`crate::key`]), a `String` for `throttle`'s groups.
+pub(crate) enum Keyed<K = Vec<u16>> {
+    Real(AnyKeyedLimiter<K, TscClock>),
+    Manual(AnyKeyedLimiter<K, ManualClock>),
 }
 
-impl Keyed {
+impl<K: std::hash::Hash + Eq + Clone + Send + Sync> Keyed<K> {
     /// A keyed limiter for the options, holding at most `max_keys` keys when not 0.
     pub(crate) fn build(
         quota_text: &str,
         algorithm_name: &str,
         clock: Option<&NativeClock>,
         max_keys: u32,
-    ) -> napi::Result<Keyed> {
+    ) -> napi::Result<Keyed<K>> {
         let (quota, kind) = (quota(quota_text)?, algorithm(algorithm_name)?);
-        let builder = AnyKeyedLimiter::<String, TscClock>::builder(quota, kind);
+        let builder = AnyKeyedLimiter::<K, TscClock>::builder(quota, kind);
         Ok(match clock {
             None => Keyed::Real(bounded(builder, max_keys).build().map_err(quota_error)?),
             Some(c) => Keyed::Manual(
@@ -43,10 +44,10 @@ impl Keyed {
 }
 
 /// `builder` holding at most `max_keys` keys, or its default bound for 0.
-fn bounded<C: Clock, S>(
-    builder: AnyKeyedBuilder<String, C, S>,
+fn bounded<K, C: Clock, S>(
+    builder: AnyKeyedBuilder<K, C, S>,
     max_keys: u32,
-) -> AnyKeyedBuilder<String, C, S> {
+) -> AnyKeyedBuilder<K, C, S> {
     if max_keys == 0 {
         builder
     } else {
@@ -150,10 +151,34 @@ pub(crate) unsafe extern "C" fn keyed_decide_object(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     match keyed_call(env, info) {
-        Ok((_, d)) => DecisionObject::to_napi_value(env, DecisionObject::from(&d))
-            .unwrap_or(std::ptr::null_mut()),
+        Ok((_, d)) => decision_object(env, &d),
         Err(thrown) => thrown,
     }
+}
+
+/// `d` as `{ allowed, limit, remaining, retryAfter, resetAfter, wait }`, built with one
+/// Node-API call per value and per property.
+unsafe fn decision_object(env: sys::napi_env, d: &Decision) -> sys::napi_value {
+    let n = d.numbers();
+    let mut object = std::ptr::null_mut();
+    sys::napi_create_object(env, &mut object);
+    let mut null = std::ptr::null_mut();
+    sys::napi_get_null(env, &mut null);
+    let fields = [
+        (c"allowed", raw::boolean(env, d.is_allowed())),
+        (c"limit", raw::number(env, f64::from(d.limit()))),
+        (c"remaining", raw::number(env, f64::from(n.remaining))),
+        (
+            c"retryAfter",
+            n.retry_after.map_or(null, |t| raw::number(env, millis(t))),
+        ),
+        (c"resetAfter", raw::number(env, millis(n.reset_after))),
+        (c"wait", raw::number(env, millis(n.wait))),
+    ];
+    for (name, value) in fields {
+        sys::napi_set_named_property(env, object, name.as_ptr(), value);
+    }
+    object
 }
 
 /// `keyedSize(handle)`: keys held.
@@ -190,8 +215,8 @@ pub(crate) unsafe extern "C" fn keyed_max_cost(
 
 #[inline(always)]
 fn decide<C: Clock>(
-    limiter: &AnyKeyedLimiter<String, C>,
-    key: &str,
+    limiter: &AnyKeyedLimiter<Vec<u16>, C>,
+    key: &[u16],
     op: u32,
     cost: u32,
 ) -> Result<Decision, CapacityError> {

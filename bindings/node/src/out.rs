@@ -58,32 +58,6 @@ impl Out {
     }
 }
 
-/// A decision as a JavaScript object built through Node-API: the slower way to return one
-/// (see [`Out`]), kept for `bench/return_paths.js`.
-#[napi_derive::napi(object)]
-pub struct DecisionObject {
-    pub allowed: bool,
-    pub limit: u32,
-    pub remaining: u32,
-    pub retry_after: Option<f64>,
-    pub reset_after: f64,
-    pub wait: f64,
-}
-
-impl From<&Decision> for DecisionObject {
-    fn from(decision: &Decision) -> Self {
-        let n = decision.numbers();
-        DecisionObject {
-            allowed: decision.is_allowed(),
-            limit: decision.limit(),
-            remaining: n.remaining,
-            retry_after: n.retry_after.map(millis),
-            reset_after: millis(n.reset_after),
-            wait: millis(n.wait),
-        }
-    }
-}
-
 /// A duration in milliseconds, `Infinity` for "never" (the engine's saturated maximum).
 #[inline(always)]
 pub(crate) fn millis(d: Duration) -> f64 {

@@ -78,11 +78,13 @@ test('size counts the keys held', () => {
 test('long and non-ASCII keys are exact keys', () => {
   const limiter = new KeyedLimiter({ quota: '1/minute', clock: new ManualClock() });
   const long = 'k'.repeat(300);
-  const near = 'é'.repeat(127); // 254 bytes: at the stack buffer's edge
-  for (const key of [long, `${long}!`, near, `${near}e`, 'ключ', 'ключ2']) {
-    assert.equal(limiter.check(key).allowed, true, `first check of a ${Buffer.byteLength(key)}-byte key`);
-    assert.equal(limiter.check(key).allowed, false, `second check of a ${Buffer.byteLength(key)}-byte key`);
+  const near = 'é'.repeat(255); // 255 units: at the stack buffer's edge
+  // Lone surrogates: UTF-8 would turn both into U+FFFD and make them one key.
+  for (const key of [long, `${long}!`, near, `${near}e`, 'ключ', 'ключ2', '\uD800', '\uD801', '\uFFFD', 'x'.repeat(256), 'x'.repeat(255)]) {
+    assert.equal(limiter.check(key).allowed, true, `first check of a ${key.length}-unit key`);
+    assert.equal(limiter.check(key).allowed, false, `second check of a ${key.length}-unit key`);
   }
+  assert.equal(limiter.size, 11);
 });
 
 test('maxKeys bounds the table: new keys are denied when it is full of live keys', () => {
