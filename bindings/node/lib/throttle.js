@@ -125,6 +125,14 @@ function onCancel(config, onCancelled) {
 
 const now = () => performance.now();
 
+/** Lets `entry`'s request go at `at` (performance.now() time), never before: a Node timer may
+ * fire early on its loop's cached clock, and then waits out the rest. */
+function release(entry, at) {
+  const left = at - now();
+  if (left > 0) setTimeout(release, left, entry, at);
+  else entry.resolve(entry.config);
+}
+
 /** The waiting queues, one per distinct set of keys, each existing only while it has work. */
 class Queues {
   constructor(limits, gate) {
@@ -202,7 +210,7 @@ class Queues {
         if (!head) break;
         head.stop();
         // A leaky bucket admits with a shaping delay: the request goes when it ends.
-        if (d.wait > 0) setTimeout(head.resolve, Math.ceil(d.wait), head.config);
+        if (d.wait > 0) release(head, now() + d.wait);
         else head.resolve(head.config);
       }
     } finally {
