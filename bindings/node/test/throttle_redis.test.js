@@ -40,14 +40,15 @@ test('two processes throttled through one Redis share one limit', async () => {
     assert.equal(at.length, 12);
     const names = new Set(server.arrivals.map((a) => a.path.split('/')[1]));
     assert.deepEqual([...names].sort(), ['a', 'b']);
-    // Redis admits one per 100 ms on its clock; each process then sends within a few ms (more
-    // on a loaded machine), so spans are checked rather than single gaps. Unshared, the two
-    // processes would send all 12 in about 500 ms.
+    // Redis admits one per 100 ms on its clock; each process then sends within a few ms, or
+    // tens on a loaded machine, so spans are checked rather than single gaps, with that
+    // margin. Unshared, the two processes would send all 12 in about 500 ms, any 6 in ~250.
+    const margin = 150;
     for (let i = 0; i + 5 < at.length; i++) {
       const span = at[i + 5] - at[i];
-      assert.ok(span >= 500 - 50, `6 requests (${i} to ${i + 5}) arrived within ${span.toFixed(0)} ms: the limit was not shared`);
+      assert.ok(span >= 500 - margin, `6 requests (${i} to ${i + 5}) arrived within ${span.toFixed(0)} ms: the limit was not shared`);
     }
-    assert.ok(at[11] - at[0] >= 1100 - 50, `12 requests spread over ${(at[11] - at[0]).toFixed(0)} ms`);
+    assert.ok(at[11] - at[0] >= 1100 - margin, `12 requests spread over ${(at[11] - at[0]).toFixed(0)} ms`);
   } finally {
     await server.close();
   }
