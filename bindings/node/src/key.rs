@@ -63,3 +63,68 @@ unsafe fn long_key(env: sys::napi_env, key: sys::napi_value) -> Option<Vec<u16>>
     units.truncate(written);
     Some(units)
 }
+
+/// Code units kept inline in a [`Key`]: most keys (`user:42`, an IPv4 address) fit, and need
+/// no allocation when the engine stores them.
+const INLINE_KEY: usize = 12;
+
+/// A key as the engine stores it: a string's UTF-16 code units, inline up to
+/// [`INLINE_KEY`] units, so that inserting a key (and dropping it when idle) allocates
+/// nothing, and comparing it reads no second cache line.
+#[derive(Clone)]
+pub(crate) struct Key(smallvec::SmallVec<[u16; INLINE_KEY]>);
+
+/// A key borrowed for a lookup: the code units just read.
+#[repr(transparent)]
+pub(crate) struct Units([u16]);
+
+impl Units {
+    pub(crate) fn new(units: &[u16]) -> &Units {
+        // SAFETY: `Units` is a transparent wrapper around `[u16]`.
+        unsafe { &*(units as *const [u16] as *const Units) }
+    }
+}
+
+// `Key` and `Units` hash and compare as the `[u16]` they hold, so a borrowed lookup finds the
+// key stored.
+impl std::hash::Hash for Units {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialEq for Units {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Units {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.as_slice().hash(state);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_slice() == other.0.as_slice()
+    }
+}
+
+impl Eq for Key {}
+
+impl std::borrow::Borrow<Units> for Key {
+    fn borrow(&self) -> &Units {
+        Units::new(&self.0)
+    }
+}
+
+impl ToOwned for Units {
+    type Owned = Key;
+
+    fn to_owned(&self) -> Key {
+        Key(smallvec::SmallVec::from_slice(&self.0))
+    }
+}

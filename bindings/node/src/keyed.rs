@@ -1,9 +1,9 @@
-//! A limit per string key (the engine's `AnyKeyedLimiter<String>`), on the
+//! A limit per string key (the engine's `AnyKeyedLimiter`), on the
 //! real clock or on a [`NativeClock`]: `newKeyed` makes a handle, `keyedDecide` checks.
 
 use crate::clock::NativeClock;
 use crate::handle::{self, Tagged};
-use crate::key::with_key;
+use crate::key::{with_key, Key, Units};
 use crate::op::{CHECK, PEEK};
 use crate::options::{algorithm, quota, quota_error};
 use crate::out::{millis, Out};
@@ -16,8 +16,8 @@ use sluicegate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
 use sluicegate::{CapacityError, Decision};
 
 /// The engine's keyed limiter on either clock, keyed by `K`: a JavaScript string's UTF-16
-/// code units for `KeyedLimiter` ([`crate::key`]), a `String` for `throttle`'s groups.
-pub(crate) enum Keyed<K = Vec<u16>> {
+/// code units for `KeyedLimiter` ([`Key`]), a `String` for `throttle`'s groups.
+pub(crate) enum Keyed<K = Key> {
     Real(AnyKeyedLimiter<K, TscClock>),
     Manual(AnyKeyedLimiter<K, ManualClock>),
 }
@@ -215,11 +215,12 @@ pub(crate) unsafe extern "C" fn keyed_max_cost(
 
 #[inline(always)]
 fn decide<C: Clock>(
-    limiter: &AnyKeyedLimiter<Vec<u16>, C>,
+    limiter: &AnyKeyedLimiter<Key, C>,
     key: &[u16],
     op: u32,
     cost: u32,
 ) -> Result<Decision, CapacityError> {
+    let key = Units::new(key);
     match op {
         CHECK => limiter.check_n(key, cost),
         PEEK => limiter.peek_n(key, cost),
