@@ -11,7 +11,6 @@ pub mod codec;
 pub mod config;
 pub mod engine;
 pub mod grpc;
-pub mod headers;
 pub mod http;
 pub mod input;
 pub mod json;

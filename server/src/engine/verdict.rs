@@ -127,6 +127,19 @@ impl Status {
         }
     }
 
+    /// The status as the library's [`Decision`], for the rate-limit headers.
+    pub fn decision(&self) -> Decision {
+        let limit = self.limit.as_ref().map_or(0, |shown| shown.quota_limit);
+        Decision::new(
+            !self.over,
+            limit,
+            self.remaining,
+            self.retry_after,
+            self.reset_after,
+            Duration::ZERO,
+        )
+    }
+
     /// Whether this status denies the request (over, and not in shadow mode).
     pub fn denies(&self) -> bool {
         self.over && !self.limit.as_ref().is_some_and(|l| l.shadow)
