@@ -19,4 +19,5 @@ pub mod proto;
 pub mod reload;
 pub mod response;
 pub mod server;
+pub mod status;
 pub mod telemetry;

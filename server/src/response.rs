@@ -1,9 +1,9 @@
 //! A [`Verdict`] as a `RateLimitResponse`, and its rate-limit headers.
 
-use crate::engine::Verdict;
 use crate::proto::envoy::config::core::v3::HeaderValue;
 use crate::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
 use crate::proto::RateLimitResponse;
+use crate::status::Verdict;
 use sluicegate::http::{DecidedLimit, RateLimitHeaders};
 
 /// The response for `verdict`; with `with_headers`, the RateLimit headers go into
