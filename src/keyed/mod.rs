@@ -5,7 +5,7 @@ mod observed;
 mod options;
 
 pub use builder::KeyedBuilder;
-pub(crate) use options::{ClockSource, TableOptions};
+pub(crate) use options::{table_setters, ClockSource, TableOptions};
 
 use crate::algorithm::clamp_time;
 use crate::algorithm::Op;
@@ -14,7 +14,7 @@ use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::quota::Quota;
-use crate::state::engine::Swap;
+use crate::state::outcome::Swap;
 use crate::state::shared_quota::SharedQuota;
 use crate::state::sync::{lock, AtomicU32, Mutex, Ordering};
 use crate::state::table::{Layout, Table};

@@ -1,6 +1,7 @@
 //! [`RedisBuilder`]: the knobs of a [`RedisLimiter`].
 
 use super::any::AnyRedisLimiter;
+use super::batch::Sender;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::{Fallback, Standby};
@@ -14,6 +15,7 @@ use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use crate::algorithm::AlgorithmKind;
 use crate::dynamic::for_kind;
+use crate::keyed::ClockSource;
 use crate::quota::Quota;
 use crate::state::Algorithm;
 use std::fmt;
@@ -31,12 +33,6 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Keys the deny cache holds at most, unless [`RedisBuilder::deny_cache_capacity`] says
 /// otherwise: about a megabyte.
 pub const DEFAULT_DENY_CACHE_CAPACITY: usize = 10_000;
-
-/// Where the clock comes from: given, or the type's default made at `connect`.
-enum ClockSource<C> {
-    Given(C),
-    Default(fn() -> C),
-}
 
 /// Builds a [`RedisLimiter`]; start with [`RedisLimiter::builder`], or with
 /// [`AnyRedisLimiter::builder`] for an algorithm chosen at run time (then `A` is
@@ -243,10 +239,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
         let kind = self.kind;
         let params = Params::new(kind, &self.quota)?;
         let keys = KeySpace::new(&self.prefix, kind, &self.quota)?;
-        let time = match self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(make) => make(),
-        };
+        let time = self.clock.take();
         let local = time.local_clock();
         let standby = Standby::new(self.fallback, self.quota, local.clone())?;
         let link = Link::connect(&Endpoint {
@@ -255,7 +248,6 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             lazy: self.lazy,
-            batching: self.batching,
         })
         .await?;
         let name = self.name.unwrap_or_else(|| self.prefix.clone());
@@ -267,7 +259,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             script: SCRIPTS.single(kind),
             time,
             local,
-            link,
+            sender: Sender::new(link, self.batching),
             deny_cache: (self.deny_cache && self.deny_cache_capacity > 0)
                 .then(|| DenyCache::new(self.deny_cache_capacity)),
             standby,
@@ -289,17 +281,13 @@ impl<C: TimeSource> RedisBuilder<AlgorithmKind, C> {
 
 impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let clock: &dyn fmt::Debug = match &self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(_) => &"default",
-        };
         f.debug_struct("RedisBuilder")
             .field("algorithm", &self.kind)
             .field("quota", &self.quota)
             .field("url", &super::link::redact(&self.url))
             .field("prefix", &self.prefix)
             .field("name", &self.name)
-            .field("clock", clock)
+            .field("clock", &self.clock)
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("cluster", &self.cluster)
