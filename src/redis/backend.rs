@@ -38,7 +38,7 @@ impl<A: Algorithm, C: TimeSource> Backend<str> for RedisLimiter<A, C> {
     /// Limits on one node decide a group in one script.
     fn joint<'a>(&'a self, key: &'a str) -> Option<Joint<'a>> {
         Some(Joint {
-            store: &self.inner.link,
+            store: &self.inner.sender,
             limit: &self.handle,
             key,
         })

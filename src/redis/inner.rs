@@ -2,12 +2,13 @@
 //! of one decision: capacity, deny cache, script, fallback.
 
 use super::algorithm::script_code;
+use super::batch::Sender;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::Standby;
 use super::group::{Group, Member};
 use super::keys::KeySpace;
-use super::link::{Arg, Link};
+use super::link::Arg;
 use super::params::Params;
 use super::reply::{self, ScriptAnswer};
 use super::scripts::Script;
@@ -32,7 +33,7 @@ pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
     pub(crate) script: &'static Script,
     pub(crate) time: C,
     pub(crate) local: C::Local,
-    pub(crate) link: Arc<Link>,
+    pub(crate) sender: Arc<Sender>,
     pub(crate) deny_cache: Option<DenyCache>,
     pub(crate) standby: Standby<A, C::Local>,
     pub(crate) name: String,
@@ -109,7 +110,10 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             params: self.params(cost),
         };
         let started = Instant::now();
-        let result = self.link.decide(Group::one(op, member, self.script)).await;
+        let result = self
+            .sender
+            .decide(Group::one(op, member, self.script))
+            .await;
         self.telemetry.call(started.elapsed());
         Ok(result?[0])
     }
@@ -133,6 +137,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
         ];
         let started = Instant::now();
         let result = self
+            .sender
             .link
             .eval(self.script, std::slice::from_ref(redis_key), &args)
             .await;
@@ -142,7 +147,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
 
     /// Fails fast, sending and counting nothing, while Redis is known to be down.
     fn link_up(&self) -> Result<(), RedisError> {
-        if self.link.health.is_up() {
+        if self.sender.link.health.is_up() {
             return Ok(());
         }
         Err(RedisError::unavailable(
