@@ -2,7 +2,7 @@
 
 use crate::algorithm::{step, Op, Packed};
 use crate::decision::Decision;
-use crate::state::engine::{Stale, Swap, Sweep};
+use crate::state::outcome::{Stale, Swap, Sweep};
 use crate::state::sync::SpinWait;
 use crate::state::sync::{AtomicU64, Ordering};
 use crate::state::table::word::{self, MOVED, OFFSET, PENDING};

@@ -9,6 +9,7 @@ use crate::algorithm::{
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
+use crate::state::outcome::{Stale, Swap, Sweep};
 use crate::state::sync::AtomicU64;
 use std::fmt;
 
@@ -20,47 +21,6 @@ use std::fmt;
 pub trait Algorithm: Engine {}
 
 impl<A: Engine> Algorithm for A {}
-
-/// A keyed state that is no longer where the lookup found it (swept, or migrated to a larger
-/// array): look the key up again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stale;
-
-/// The word a consuming check replaced, and what it wrote: enough to undo that check exactly
-/// if nothing has written since (see [`Engine::undo`]). `generation` names the quota it was
-/// made under (bumped by every reconfiguration), so an undo never applies it to a state
-/// converted to another quota since.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Swap {
-    pub(crate) before: u64,
-    pub(crate) after: u64,
-    pub(crate) generation: u32,
-}
-
-impl Swap {
-    /// A swap of `before` for `after` in generation 0; see [`in_generation`](Self::in_generation).
-    pub(crate) fn new(before: u64, after: u64) -> Swap {
-        Swap {
-            before,
-            after,
-            generation: 0,
-        }
-    }
-
-    /// The same swap, made under the quota of `generation`.
-    pub(crate) fn in_generation(self, generation: u32) -> Swap {
-        Swap { generation, ..self }
-    }
-}
-
-/// The outcome of trying to sweep one key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sweep {
-    /// The state carries information (or is already gone); the key stays.
-    Kept,
-    /// The word is now a tombstone; `Some(word)` owns memory to free after a grace period.
-    Swept(Option<u64>),
-}
 
 /// What a limiter needs from an algorithm: its parameters, its concurrent state, a check.
 pub trait Engine: Send + Sync + Sized + 'static {
@@ -199,9 +159,9 @@ macro_rules! packed_engine {
             ) -> Result<
                 (
                     $crate::decision::Decision,
-                    Option<$crate::state::engine::Swap>,
+                    Option<$crate::state::outcome::Swap>,
                 ),
-                $crate::state::engine::Stale,
+                $crate::state::outcome::Stale,
             > {
                 cell.apply::<$algorithm>(params, now, cost, mode)
             }
@@ -209,7 +169,7 @@ macro_rules! packed_engine {
             fn undo(
                 cell: &Self::Cell,
                 _params: &Self::Params,
-                swap: $crate::state::engine::Swap,
+                swap: $crate::state::outcome::Swap,
             ) -> bool {
                 cell.undo(swap)
             }
@@ -232,7 +192,7 @@ macro_rules! packed_engine {
             ) -> (
                 u64,
                 $crate::decision::Decision,
-                Option<$crate::state::engine::Swap>,
+                Option<$crate::state::outcome::Swap>,
             ) {
                 use $crate::state::table::word::OFFSET;
                 let fresh = <$algorithm as $crate::algorithm::Packed>::fresh(params);
@@ -240,7 +200,7 @@ macro_rules! packed_engine {
                     $crate::algorithm::step::<$algorithm>(fresh, now, cost, params, mode);
                 match next {
                     Some(next) => {
-                        let swap = $crate::state::engine::Swap::new(fresh + OFFSET, next + OFFSET);
+                        let swap = $crate::state::outcome::Swap::new(fresh + OFFSET, next + OFFSET);
                         (next + OFFSET, decision, Some(swap))
                     }
                     None => (fresh + OFFSET, decision, None),
@@ -266,9 +226,9 @@ macro_rules! packed_engine {
             ) -> Result<
                 (
                     $crate::decision::Decision,
-                    Option<$crate::state::engine::Swap>,
+                    Option<$crate::state::outcome::Swap>,
                 ),
-                $crate::state::engine::Stale,
+                $crate::state::outcome::Stale,
             > {
                 $crate::state::cell::apply::<$algorithm>(word, params, now, cost, mode)
             }
@@ -276,7 +236,7 @@ macro_rules! packed_engine {
             fn keyed_undo(
                 word: &$crate::state::sync::AtomicU64,
                 _params: &Self::Params,
-                swap: $crate::state::engine::Swap,
+                swap: $crate::state::outcome::Swap,
             ) -> bool {
                 $crate::state::cell::undo(word, swap)
             }
@@ -294,7 +254,7 @@ macro_rules! packed_engine {
                 word: &$crate::state::sync::AtomicU64,
                 params: &Self::Params,
                 now: u64,
-            ) -> $crate::state::engine::Sweep {
+            ) -> $crate::state::outcome::Sweep {
                 $crate::state::cell::sweep::<$algorithm>(word, params, now)
             }
 

@@ -1,8 +1,9 @@
 //! [`SlidingLog`] in memory: a [`LogRing`] per direct limiter, and in a keyed table a word
 //! pointing to the key's boxed ring.
 
-use super::engine::{Engine, Stale, Swap, Sweep};
+use super::engine::Engine;
 use super::log_ring::LogRing;
+use super::outcome::{Stale, Swap, Sweep};
 use super::sync::{AtomicU64, Ordering};
 use super::table::word;
 use crate::algorithm::sliding_log::SlidingLogParams;

@@ -25,7 +25,7 @@ use crate::algorithm::divide::Divisor;
 use crate::algorithm::sliding_log::{decide, SlidingLogParams, Snapshot};
 use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::state::engine::{Stale, Swap};
+use crate::state::outcome::{Stale, Swap};
 use crate::state::sync::{AtomicU64, Ordering, SpinWait};
 
 const WRITING: u64 = 1;

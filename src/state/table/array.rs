@@ -59,7 +59,7 @@ pub(crate) enum Lookup<'a, K> {
 /// found its key in, so a reconfiguration (a migration into an array with new parameters,
 /// converting every state) switches each key atomically.
 pub(crate) struct Array<K, P> {
-    slots: Slots<K>,
+    slots: Slots<Slot<K>>,
     next: AtomicPtr<Array<K, P>>,
     params: P,
     /// Bumped by every reconfiguration, kept by growth (see `Swap::generation`).

@@ -15,7 +15,8 @@ pub(crate) mod word;
 
 use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::state::engine::{Engine, Stale, Swap};
+use crate::state::engine::Engine;
+use crate::state::outcome::{Stale, Swap};
 use crate::state::reclaim::{Domain, Guard};
 use crate::state::sync::AtomicU64;
 use array::{Lookup, Slot};
