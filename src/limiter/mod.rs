@@ -10,7 +10,7 @@ use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::quota::Quota;
-use crate::state::engine::{Stale, Swap};
+use crate::state::outcome::{Stale, Swap};
 use crate::state::shared_quota::SharedQuota;
 use crate::state::sync::{lock, AtomicPtr, AtomicU32, Mutex, Ordering, SpinWait};
 use crate::state::Algorithm;
