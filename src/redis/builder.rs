@@ -126,23 +126,8 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
     /// Keys still expire on Redis's clock, so a client clock must not run slower than real
     /// time by more than the one-second TTL floor.
     pub fn clock<C2: TimeSource>(self, clock: C2) -> RedisBuilder<A, C2> {
-        RedisBuilder {
-            quota: self.quota,
-            url: self.url,
-            prefix: self.prefix,
-            name: self.name,
-            clock: ClockSource::Given(clock),
-            timeout: self.timeout,
-            connect_timeout: self.connect_timeout,
-            cluster: self.cluster,
-            lazy: self.lazy,
-            batching: self.batching,
-            deny_cache: self.deny_cache,
-            deny_cache_capacity: self.deny_cache_capacity,
-            fallback: self.fallback,
-            kind: self.kind,
-            algorithm: PhantomData,
-        }
+        let kind = self.kind;
+        self.rebuild(kind, |_| ClockSource::Given(clock))
     }
 
     /// Bounds every call (one script, one round trip) to `timeout` (default
@@ -212,12 +197,21 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
 
     /// The same settings for algorithm `B` (chosen at run time, by [`AnyRedisLimiter`]).
     fn with_algorithm<B: Algorithm>(self) -> RedisBuilder<B, C> {
+        self.rebuild(B::KIND, |same| same)
+    }
+
+    /// The same settings for algorithm `kind` and the clock `clock` makes of this one.
+    fn rebuild<A2, C2>(
+        self,
+        kind: AlgorithmKind,
+        clock: impl FnOnce(ClockSource<C>) -> ClockSource<C2>,
+    ) -> RedisBuilder<A2, C2> {
         RedisBuilder {
             quota: self.quota,
             url: self.url,
             prefix: self.prefix,
             name: self.name,
-            clock: self.clock,
+            clock: clock(self.clock),
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             cluster: self.cluster,
@@ -226,7 +220,7 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             deny_cache: self.deny_cache,
             deny_cache_capacity: self.deny_cache_capacity,
             fallback: self.fallback,
-            kind: B::KIND,
+            kind,
             algorithm: PhantomData,
         }
     }
