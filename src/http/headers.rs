@@ -20,6 +20,7 @@
 use crate::quota::Quota;
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use smallvec::SmallVec;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -146,8 +147,10 @@ pub(crate) struct Report {
 /// ([`push_sf_string`]).
 #[inline]
 pub(crate) fn ratelimit_value(prefix: &str, report: &Report) -> HeaderValue {
-    // Formatted by hand: this runs for every response, and `fmt` would double its cost.
-    let mut out = Vec::with_capacity(prefix.len() + 46);
+    // Formatted by hand: this runs for every response, and `fmt` would double its cost. On
+    // the stack, then copied once into the value (`Bytes::from` a `Vec` with spare capacity
+    // would allocate twice).
+    let mut out = SmallVec::<[u8; 192]>::new();
     let mut digits = [0u8; 20];
     out.extend_from_slice(prefix.as_bytes());
     out.extend_from_slice(b";r=");
@@ -160,7 +163,7 @@ pub(crate) fn ratelimit_value(prefix: &str, report: &Report) -> HeaderValue {
     // a valid value, so the per-byte validation (a third of this function's cost) is skipped.
     debug_assert!(out.iter().all(|b| (b' '..=b'~').contains(b)));
     // SAFETY: printable ASCII, hence valid UTF-8, as `from_maybe_shared_unchecked` requires.
-    unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::from(out)) }
+    unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::copy_from_slice(&out)) }
 }
 
 /// The rate-limit headers one response gets: `RateLimit-Policy`, `RateLimit`, on a refusal
