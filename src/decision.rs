@@ -247,6 +247,18 @@ impl Decision {
     }
 }
 
+/// Two decisions are equal when they say the same: allowed or not (and why), the same limit
+/// and the same numbers, however each was computed.
+impl PartialEq for Decision {
+    fn eq(&self, other: &Self) -> bool {
+        (self.allowed, self.table_full, self.limit)
+            == (other.allowed, other.table_full, other.limit)
+            && self.numbers() == other.numbers()
+    }
+}
+
+impl Eq for Decision {}
+
 impl fmt::Debug for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = f.debug_struct("Decision");

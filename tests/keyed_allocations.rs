@@ -4,34 +4,11 @@
 use sluicegate::algorithm::{Gcra, SlidingLog};
 use sluicegate::clock::ManualClock;
 use sluicegate::{Composite, KeyedLimiter, Limiter, Quota};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
+#[path = "support/allocations.rs"]
+mod allocations;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(work: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    work();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
-}
+use allocations::allocations_during;
 
 #[test]
 fn hits_allocate_nothing() {

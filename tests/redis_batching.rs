@@ -21,11 +21,12 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::{all_of, Member, Op};
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{RedisError, RedisLimiter};
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Quota};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -67,27 +68,6 @@ fn case() -> impl Strategy<Value = Case> {
     })
 }
 
-fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
-    harness::summary(d)
-}
-
-/// The first whole µs in `[now, now + horizon]` at which `holds` (monotone) is true.
-fn first_us(now: u64, horizon: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
-    let (mut lo, mut hi) = (now, now + horizon);
-    if !holds(hi) {
-        return None;
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if holds(mid) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    Some(lo)
-}
-
 /// `decision` against the model for `call` at `now` µs (the model then steps), as the
 /// sequential differential test checks it: on the microsecond grid.
 fn expect<M: Model>(
@@ -112,23 +92,25 @@ fn expect<M: Model>(
         Op::Hit => (model.hit(ns, call.cost), 1),
     };
     let horizon = harness::debt_horizon(quota, hits).div_ceil(1_000) + 2;
-    let fresh = first_us(now, horizon, |t| model.is_fresh_at(t * 1_000)).ok_or("never fresh")?;
+    let fresh =
+        harness::first_us(now, horizon, |t| model.is_fresh_at(t * 1_000)).ok_or("never fresh")?;
     let retry = (expected.is_none())
         .then(|| {
-            first_us(now, horizon, |t| {
+            harness::first_us(now, horizon, |t| {
                 model.clone().check(t * 1_000, retry_cost).is_some()
             })
         })
         .flatten()
         .map(|at| Duration::from_micros(at - now));
-    let want = (
+    let want = Decision::new(
         expected.is_some(),
+        quota.limit(),
         probe::remaining(model, ns),
         retry,
         Duration::from_micros(fresh - now),
         Duration::from_micros(expected.unwrap_or(0).div_ceil(1_000)),
     );
-    if summary(decision) == want {
+    if *decision == want {
         Ok(())
     } else {
         Err(format!(
@@ -218,7 +200,7 @@ async fn bursts<A: Algorithm, M: Model>(
                 Op::Hit => sequential.hit(&name, call.cost).await,
             }
             .expect("Redis answers");
-            prop_assert_eq!(summary(got), summary(&alone), "burst {}, key {}", b, key);
+            prop_assert_eq!(*got, alone, "burst {}, key {}", b, key);
             if call.op == Op::Hit {
                 hits[key] += u64::from(call.cost);
             }

@@ -24,11 +24,12 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::RedisLimiter;
-use sluicegate::{Decision, Quota};
+use sluicegate::Algorithm;
+use sluicegate::Quota;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -93,30 +94,9 @@ fn case() -> impl Strategy<Value = (Quota, u64, Vec<Step>)> {
     })
 }
 
-/// The first whole microsecond in `[now, now + horizon]` at which `holds` (monotone) is true.
-fn first_us(now: u64, horizon: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
-    let (mut lo, mut hi) = (now, now + horizon);
-    if !holds(hi) {
-        return None;
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if holds(mid) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    Some(lo)
-}
-
 /// How far ahead the probes look, in µs: a full refill, three periods, and the hits' debt.
 fn horizon_us(quota: Quota, hit_cost: u64) -> u64 {
     harness::debt_horizon(quota, hit_cost).div_ceil(1_000) + 2
-}
-
-fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
-    harness::summary(d)
 }
 
 /// Runs one trace through Redis and the model; any difference fails with the step.
@@ -153,12 +133,7 @@ async fn compare<A: Algorithm, M: Model>(
             let cost = step.cost.min(capacity);
             let peeked = limiter.peek_n("k", cost).await.unwrap();
             let decision = limiter.check_n("k", cost).await.unwrap();
-            prop_assert_eq!(
-                summary(&peeked),
-                summary(&decision),
-                "peek differs at step {}",
-                i
-            );
+            prop_assert_eq!(peeked, decision, "peek differs at step {}", i);
             (decision, model.check(ns, cost), cost)
         };
         prop_assert_eq!(
@@ -186,7 +161,7 @@ async fn compare<A: Algorithm, M: Model>(
             i
         );
         let horizon = horizon_us(quota, hit_cost);
-        let fresh = first_us(now, horizon, |t| model.is_fresh_at(t * 1_000))
+        let fresh = harness::first_us(now, horizon, |t| model.is_fresh_at(t * 1_000))
             .expect("fresh within the horizon");
         prop_assert_eq!(
             decision.reset_after(),
@@ -195,7 +170,7 @@ async fn compare<A: Algorithm, M: Model>(
             i
         );
         if decision.is_denied() {
-            let at = first_us(now, horizon, |t| {
+            let at = harness::first_us(now, horizon, |t| {
                 model.clone().check(t * 1_000, retry_cost).is_some()
             })
             .expect("admissible within the horizon");

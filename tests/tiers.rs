@@ -4,7 +4,6 @@
 mod harness;
 mod reference;
 
-use harness::summary;
 use proptest::prelude::*;
 use sluicegate::backend::Backend;
 use sluicegate::clock::ManualClock;
@@ -91,16 +90,16 @@ proptest! {
             let (plan, own) = (&PLANS[r.plan], &separate[r.plan]);
             let (got, expected) = match r.kind {
                 0..=4 => (
-                    tiered.check_n(plan, &r.user, r.cost).map(|d| summary(&d)),
-                    own.check_n(&r.user, r.cost).map(|d| summary(&d)).map_err(TierError::Capacity),
+                    tiered.check_n(plan, &r.user, r.cost),
+                    own.check_n(&r.user, r.cost).map_err(TierError::Capacity),
                 ),
                 5 => (
-                    tiered.peek_n(plan, &r.user, r.cost).map(|d| summary(&d)),
-                    own.peek_n(&r.user, r.cost).map(|d| summary(&d)).map_err(TierError::Capacity),
+                    tiered.peek_n(plan, &r.user, r.cost),
+                    own.peek_n(&r.user, r.cost).map_err(TierError::Capacity),
                 ),
                 _ => (
-                    tiered.hit(plan, &r.user, r.cost).map(|d| summary(&d)).map_err(TierError::from),
-                    Ok(summary(&own.hit(&r.user, r.cost))),
+                    tiered.hit(plan, &r.user, r.cost).map_err(TierError::from),
+                    Ok(own.hit(&r.user, r.cost)),
                 ),
             };
             prop_assert_eq!(got, expected, "request {}: {:?}", i, r);

@@ -1,7 +1,7 @@
 //! [`Reservation`] and [`Receipt`]: a consuming decision, and what undoing it takes.
 
 use crate::decision::Decision;
-use crate::state::engine::Swap;
+use crate::state::outcome::Swap;
 use std::any::Any;
 use std::fmt;
 

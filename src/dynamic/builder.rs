@@ -6,7 +6,7 @@ use super::keyed::{AnyKeyedLimiter, Keyed};
 use crate::algorithm::{AlgorithmKind, Gcra};
 use crate::clock::Clock;
 use crate::error::QuotaError;
-use crate::keyed::{ClockSource, KeyedBuilder, TableOptions};
+use crate::keyed::{table_setters, ClockSource, KeyedBuilder, TableOptions};
 use crate::quota::Quota;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -78,31 +78,7 @@ impl<K, C: Clock, S> AnyKeyedBuilder<K, C, S> {
         self
     }
 
-    /// Splits the table into `shards` shards; see [`KeyedBuilder::shards`].
-    pub fn shards(self, shards: usize) -> Self {
-        self.map(|inner| inner.shards(shards))
-    }
-
-    /// Sizes the table for `keys` keys up front; see [`KeyedBuilder::initial_capacity`].
-    pub fn initial_capacity(self, keys: usize) -> Self {
-        self.map(|inner| inner.initial_capacity(keys))
-    }
-
-    /// Lets the table spend up to `bytes` on staying sparse; see
-    /// [`KeyedBuilder::sparse_bytes`].
-    pub fn sparse_bytes(self, bytes: usize) -> Self {
-        self.map(|inner| inner.sparse_bytes(bytes))
-    }
-
-    /// Holds at most `max_keys` keys; see [`KeyedBuilder::max_keys`].
-    pub fn max_keys(self, max_keys: usize) -> Self {
-        self.map(|inner| inner.max_keys(max_keys))
-    }
-
-    /// Names the limiter for its logs and metrics; see [`KeyedBuilder::name`].
-    pub fn name(self, name: impl Into<String>) -> Self {
-        self.map(|inner| inner.name(name))
-    }
+    table_setters!(inner.options);
 
     /// Every knob at once (for the tiers' builder).
     pub(crate) fn options(self, options: TableOptions) -> Self {

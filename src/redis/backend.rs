@@ -3,9 +3,9 @@
 
 use super::limiter::RedisLimiter;
 use super::time::TimeSource;
-use crate::algorithm::Algorithm;
 use crate::backend::{Backend, BackendError, Call, Joint, Op, Receipt, Reservation};
 use crate::quota::Quota;
+use crate::state::Algorithm;
 
 /// Each call is one round trip (none for a capacity error or a deny-cache answer); a
 /// reservation's [`Receipt`] undoes exactly what it wrote, if nothing was recorded on the key
@@ -38,7 +38,7 @@ impl<A: Algorithm, C: TimeSource> Backend<str> for RedisLimiter<A, C> {
     /// Limits on one node decide a group in one script.
     fn joint<'a>(&'a self, key: &'a str) -> Option<Joint<'a>> {
         Some(Joint {
-            store: &self.inner.link,
+            store: &self.inner.sender,
             limit: &self.handle,
             key,
         })

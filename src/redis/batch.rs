@@ -61,7 +61,7 @@ struct Lane {
 
 /// The lanes of one link, and counts of what they sent.
 #[derive(Default)]
-pub(crate) struct Batcher {
+struct Batcher {
     /// `None` for a standalone Redis, else the slot.
     lanes: Mutex<HashMap<Option<Slot>, Lane>>,
     batches: AtomicU64,
@@ -69,8 +69,7 @@ pub(crate) struct Batcher {
 }
 
 impl Batcher {
-    /// Batch scripts sent (each carrying two calls or more), and the most calls one carried.
-    pub(crate) fn stats(&self) -> (u64, u64) {
+    fn stats(&self) -> (u64, u64) {
         (self.batches.load(Relaxed), self.largest.load(Relaxed))
     }
 
@@ -80,7 +79,31 @@ impl Batcher {
     }
 }
 
-/// Where [`Link::enqueue`] sends a call.
+/// Where a limiter's calls go: its [`Link`], and the calls queued for it while one is in
+/// flight. Owns the batching, so that the link below it knows nothing of batches.
+pub(crate) struct Sender {
+    pub(crate) link: Arc<Link>,
+    batcher: Batcher,
+    /// False: every call goes alone at once.
+    batching: bool,
+}
+
+impl Sender {
+    pub(crate) fn new(link: Arc<Link>, batching: bool) -> Arc<Sender> {
+        Arc::new(Sender {
+            link,
+            batcher: Batcher::default(),
+            batching,
+        })
+    }
+
+    /// Batch scripts sent (each carrying two calls or more), and the most calls one carried.
+    pub(crate) fn stats(&self) -> (u64, u64) {
+        self.batcher.stats()
+    }
+}
+
+/// Where [`Sender::enqueue`] sends a call.
 enum Route {
     /// The lane was idle: the call goes at once, alone.
     Alone(Group),
@@ -90,50 +113,51 @@ enum Route {
 
 /// Marks a lane's lone call done when dropped, also when the caller gives up on it.
 struct Flight<'a> {
-    link: &'a Arc<Link>,
+    sender: &'a Arc<Sender>,
     lane: Option<Slot>,
 }
 
 impl Drop for Flight<'_> {
     fn drop(&mut self) {
-        self.link.hand_over(self.lane);
+        self.sender.hand_over(self.lane);
     }
 }
 
-impl Link {
+impl Sender {
     /// Decides `group` (one call): at once when its lane is idle, else in the next batch.
     /// Within the link's timeout either way.
     pub(crate) async fn decide(self: &Arc<Self>, group: Group) -> Answer {
-        if !self.health.is_up() {
+        if !self.link.health.is_up() {
             return Err(RedisError::unavailable(
                 "not connected (reconnecting in the background)",
             ));
         }
         let lane = self
+            .link
             .is_cluster()
             .then(|| hash_slot(group.members[0].key.as_bytes()));
         if !self.batching {
             let (script, args) = group.alone();
-            let result = self.eval(script, &group.keys(), &args).await;
+            let result = self.link.eval(script, &group.keys(), &args).await;
             return group.alone_reply(result?);
         }
         let answer = match self.enqueue(lane, group) {
             Route::Queued(answer) => answer,
             Route::Alone(group) => {
-                let flight = Flight { link: self, lane };
+                let flight = Flight { sender: self, lane };
                 let (script, args) = group.alone();
-                let result = self.eval(script, &group.keys(), &args).await;
+                let result = self.link.eval(script, &group.keys(), &args).await;
                 drop(flight);
                 return group.alone_reply(result?);
             }
         };
-        match tokio::time::timeout(self.timeout(), answer).await {
+        match tokio::time::timeout(self.link.timeout(), answer).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err(RedisError::unavailable(
                 "the batch carrying this call was dropped (the runtime is shutting down)",
             )),
             Err(_) => Err(RedisError::Timeout {
-                after: self.timeout(),
+                after: self.link.timeout(),
             }),
         }
     }
@@ -221,7 +245,7 @@ impl Link {
         if batch.len() == 1 {
             let Queued { group, reply } = batch.pop().expect("one call");
             let (script, args) = group.alone();
-            let answer = match self.eval(script, &group.keys(), &args).await {
+            let answer = match self.link.eval(script, &group.keys(), &args).await {
                 Ok(value) => group.alone_reply(value),
                 Err(error) => Err(error),
             };
@@ -238,7 +262,7 @@ impl Link {
             for queued in &batch {
                 queued.group.batch_args(&mut args);
             }
-            self.eval(&SCRIPTS.batch, &keys, &args).await
+            self.link.eval(&SCRIPTS.batch, &keys, &args).await
         };
         match result {
             Ok(Value::Array(items)) if items.len() == batch.len() => {
@@ -270,7 +294,7 @@ impl Link {
                 Err(classify(
                     &error,
                     &failing_key(&error, &group.keys()),
-                    self.timeout(),
+                    self.link.timeout(),
                 ))
             }
             item => group.batch_reply(item),
@@ -289,12 +313,12 @@ fn release(lanes: &mut HashMap<Option<Slot>, Lane>, lane: Option<Slot>) {
 }
 
 /// Sends `lane`'s queued calls, a batch at a time, until none is left.
-async fn flush(link: Arc<Link>, lane: Option<Slot>) {
+async fn flush(sender: Arc<Sender>, lane: Option<Slot>) {
     loop {
-        let batch = link.take(lane);
+        let batch = sender.take(lane);
         if batch.is_empty() {
             return;
         }
-        link.send(batch).await;
+        sender.send(batch).await;
     }
 }

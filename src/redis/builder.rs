@@ -1,6 +1,7 @@
 //! [`RedisBuilder`]: the knobs of a [`RedisLimiter`].
 
 use super::any::AnyRedisLimiter;
+use super::batch::Sender;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::{Fallback, Standby};
@@ -12,9 +13,11 @@ use super::params::Params;
 use super::scripts::SCRIPTS;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
-use crate::algorithm::{Algorithm, AlgorithmKind};
+use crate::algorithm::AlgorithmKind;
 use crate::dynamic::for_kind;
+use crate::keyed::ClockSource;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -30,12 +33,6 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Keys the deny cache holds at most, unless [`RedisBuilder::deny_cache_capacity`] says
 /// otherwise: about a megabyte.
 pub const DEFAULT_DENY_CACHE_CAPACITY: usize = 10_000;
-
-/// Where the clock comes from: given, or the type's default made at `connect`.
-enum ClockSource<C> {
-    Given(C),
-    Default(fn() -> C),
-}
 
 /// Builds a [`RedisLimiter`]; start with [`RedisLimiter::builder`], or with
 /// [`AnyRedisLimiter::builder`] for an algorithm chosen at run time (then `A` is
@@ -129,23 +126,8 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
     /// Keys still expire on Redis's clock, so a client clock must not run slower than real
     /// time by more than the one-second TTL floor.
     pub fn clock<C2: TimeSource>(self, clock: C2) -> RedisBuilder<A, C2> {
-        RedisBuilder {
-            quota: self.quota,
-            url: self.url,
-            prefix: self.prefix,
-            name: self.name,
-            clock: ClockSource::Given(clock),
-            timeout: self.timeout,
-            connect_timeout: self.connect_timeout,
-            cluster: self.cluster,
-            lazy: self.lazy,
-            batching: self.batching,
-            deny_cache: self.deny_cache,
-            deny_cache_capacity: self.deny_cache_capacity,
-            fallback: self.fallback,
-            kind: self.kind,
-            algorithm: PhantomData,
-        }
+        let kind = self.kind;
+        self.rebuild(kind, |_| ClockSource::Given(clock))
     }
 
     /// Bounds every call (one script, one round trip) to `timeout` (default
@@ -215,12 +197,21 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
 
     /// The same settings for algorithm `B` (chosen at run time, by [`AnyRedisLimiter`]).
     fn with_algorithm<B: Algorithm>(self) -> RedisBuilder<B, C> {
+        self.rebuild(B::KIND, |same| same)
+    }
+
+    /// The same settings for algorithm `kind` and the clock `clock` makes of this one.
+    fn rebuild<A2, C2>(
+        self,
+        kind: AlgorithmKind,
+        clock: impl FnOnce(ClockSource<C>) -> ClockSource<C2>,
+    ) -> RedisBuilder<A2, C2> {
         RedisBuilder {
             quota: self.quota,
             url: self.url,
             prefix: self.prefix,
             name: self.name,
-            clock: self.clock,
+            clock: clock(self.clock),
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             cluster: self.cluster,
@@ -229,7 +220,7 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             deny_cache: self.deny_cache,
             deny_cache_capacity: self.deny_cache_capacity,
             fallback: self.fallback,
-            kind: B::KIND,
+            kind,
             algorithm: PhantomData,
         }
     }
@@ -242,10 +233,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
         let kind = self.kind;
         let params = Params::new(kind, &self.quota)?;
         let keys = KeySpace::new(&self.prefix, kind, &self.quota)?;
-        let time = match self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(make) => make(),
-        };
+        let time = self.clock.take();
         let local = time.local_clock();
         let standby = Standby::new(self.fallback, self.quota, local.clone())?;
         let link = Link::connect(&Endpoint {
@@ -254,19 +242,18 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             lazy: self.lazy,
-            batching: self.batching,
         })
         .await?;
         let name = self.name.unwrap_or_else(|| self.prefix.clone());
         let inner = Inner {
-            capacity: params.capacity(&self.quota),
+            max_cost: params.max_cost(&self.quota),
             quota: self.quota,
             params,
             keys,
             script: SCRIPTS.single(kind),
             time,
             local,
-            link,
+            sender: Sender::new(link, self.batching),
             deny_cache: (self.deny_cache && self.deny_cache_capacity > 0)
                 .then(|| DenyCache::new(self.deny_cache_capacity)),
             standby,
@@ -288,17 +275,13 @@ impl<C: TimeSource> RedisBuilder<AlgorithmKind, C> {
 
 impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let clock: &dyn fmt::Debug = match &self.clock {
-            ClockSource::Given(clock) => clock,
-            ClockSource::Default(_) => &"default",
-        };
         f.debug_struct("RedisBuilder")
             .field("algorithm", &self.kind)
             .field("quota", &self.quota)
             .field("url", &super::link::redact(&self.url))
             .field("prefix", &self.prefix)
             .field("name", &self.name)
-            .field("clock", clock)
+            .field("clock", &self.clock)
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("cluster", &self.cluster)

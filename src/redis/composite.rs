@@ -6,16 +6,16 @@
 //! decides them member by member.
 
 use super::algorithm::script_code;
+use super::batch::Sender;
 use super::error::RedisError;
 use super::group::{Group, Member};
 use super::inner::Inner;
 use super::keys::hash_slot;
-use super::link::Link;
 use super::scripts::Script;
 use super::time::TimeSource;
-use crate::algorithm::Algorithm;
 use crate::backend::{Call, Joint, JointStore, Op};
 use crate::decision::Decision;
+use crate::state::Algorithm;
 use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,9 +83,9 @@ impl<A: Algorithm, C: TimeSource> Part for Inner<A, C> {
     }
 }
 
-impl JointStore for Arc<Link> {
+impl JointStore for Arc<Sender> {
     fn identity(&self) -> &str {
-        Link::identity(self)
+        self.link.identity()
     }
 
     fn decide_group<'a>(
@@ -100,7 +100,7 @@ impl JointStore for Arc<Link> {
         let keys: Vec<String> = (parts.iter().zip(group))
             .map(|(part, (joint, _))| part.redis_key(joint.key))
             .collect();
-        if self.is_cluster() {
+        if self.link.is_cluster() {
             let slot = hash_slot(keys[0].as_bytes());
             if keys.iter().any(|key| hash_slot(key.as_bytes()) != slot) {
                 return None;
@@ -127,7 +127,7 @@ impl JointStore for Arc<Link> {
 /// The group as one call (the composite script alone, or a part of a batch): every limit
 /// decided, then written only if all admit.
 async fn in_one_script(
-    link: &Arc<Link>,
+    sender: &Arc<Sender>,
     parts: &[&dyn Part],
     group: &[(Joint<'_>, u32)],
     keys: Vec<String>,
@@ -142,7 +142,7 @@ async fn in_one_script(
         single: parts[0].script(),
     };
     let started = Instant::now();
-    let result = link.decide(call).await;
+    let result = sender.decide(call).await;
     parts[0].record_call(started);
     Ok((parts.iter().zip(&result?))
         .map(|(part, numbers)| numbers.decision(part.limit()))

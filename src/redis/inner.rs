@@ -2,23 +2,24 @@
 //! of one decision: capacity, deny cache, script, fallback.
 
 use super::algorithm::script_code;
+use super::batch::Sender;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::Standby;
 use super::group::{Group, Member};
 use super::keys::KeySpace;
-use super::link::{Arg, Link};
+use super::link::Arg;
 use super::params::Params;
 use super::reply::{self, ScriptAnswer};
 use super::scripts::Script;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use super::undo::Undo;
-use crate::algorithm::Algorithm;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use redis::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,12 +28,12 @@ use std::time::{Duration, Instant};
 pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
     pub(crate) quota: Quota,
     pub(crate) params: Params,
-    pub(crate) capacity: u32,
+    pub(crate) max_cost: u32,
     pub(crate) keys: KeySpace,
     pub(crate) script: &'static Script,
     pub(crate) time: C,
     pub(crate) local: C::Local,
-    pub(crate) link: Arc<Link>,
+    pub(crate) sender: Arc<Sender>,
     pub(crate) deny_cache: Option<DenyCache>,
     pub(crate) standby: Standby<A, C::Local>,
     pub(crate) name: String,
@@ -42,7 +43,7 @@ pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
 impl<A: Algorithm, C: TimeSource> Inner<A, C> {
     /// Refuses what no wait can admit.
     pub(crate) fn fits(&self, cost: u32, op: Op) -> Result<(), RedisError> {
-        Ok(op.within_capacity(cost, self.capacity)?)
+        Ok(op.within_capacity(cost, self.max_cost)?)
     }
 
     /// The instant to send (`None`: Redis reads `TIME`) and the same instant on the deny
@@ -109,7 +110,10 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             params: self.params(cost),
         };
         let started = Instant::now();
-        let result = self.link.decide(Group::one(op, member, self.script)).await;
+        let result = self
+            .sender
+            .decide(Group::one(op, member, self.script))
+            .await;
         self.telemetry.call(started.elapsed());
         Ok(result?[0])
     }
@@ -133,6 +137,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
         ];
         let started = Instant::now();
         let result = self
+            .sender
             .link
             .eval(self.script, std::slice::from_ref(redis_key), &args)
             .await;
@@ -142,7 +147,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
 
     /// Fails fast, sending and counting nothing, while Redis is known to be down.
     fn link_up(&self) -> Result<(), RedisError> {
-        if self.link.health.is_up() {
+        if self.sender.link.health.is_up() {
             return Ok(());
         }
         Err(RedisError::unavailable(

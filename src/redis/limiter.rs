@@ -8,10 +8,10 @@ use super::inner::Inner;
 use super::telemetry::RedisStats;
 use super::time::{RedisTime, TimeSource};
 use super::undo::Undo;
-use crate::algorithm::Algorithm;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::decision::Decision;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -80,7 +80,7 @@ impl<A: Algorithm, C: TimeSource> fmt::Debug for RedisLimiter<A, C> {
             .field("quota", &inner.quota)
             .field("prefix", &inner.keys.prefix())
             .field("time", &inner.time)
-            .field("link", &inner.link)
+            .field("link", &inner.sender.link)
             .field("deny_cache", &inner.deny_cache)
             .field("fallback", &inner.standby)
             .finish()
@@ -200,7 +200,7 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
             return Ok(inner.standby.undo(key, receipt));
         }
         let started = Instant::now();
-        let result = undo.run(&inner.link).await;
+        let result = undo.run(&inner.sender.link).await;
         inner.telemetry.call(started.elapsed());
         result.inspect_err(|error| inner.telemetry.error(error))
     }
@@ -216,7 +216,7 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     /// The largest cost one check can be allowed: the burst, or the limit for the windows
     /// and the log.
     pub fn max_cost(&self) -> u32 {
-        self.inner.capacity
+        self.inner.max_cost
     }
 
     /// The limiter's name, the `limiter` label of its metrics and logs (the prefix unless
@@ -255,14 +255,14 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     /// What the limiter has done so far.
     pub fn stats(&self) -> RedisStats {
         let mut stats = self.inner.telemetry.stats();
-        (stats.batches, stats.largest_batch) = self.inner.link.batcher.stats();
+        (stats.batches, stats.largest_batch) = self.inner.sender.stats();
         stats
     }
 
     /// False while Redis is known to be unreachable (calls fail fast, or the fallback
     /// answers); true otherwise.
     pub fn is_available(&self) -> bool {
-        self.inner.link.health.is_up()
+        self.inner.sender.link.health.is_up()
     }
 
     /// Keys the deny cache holds now.
@@ -272,6 +272,6 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
 
     /// The per-call timeout.
     pub fn timeout(&self) -> Duration {
-        self.inner.link.timeout()
+        self.inner.sender.link.timeout()
     }
 }

@@ -8,7 +8,6 @@
 //! whatever the network does. The link keeps a [`Health`] (a circuit breaker) and runs its
 //! probe; the breaker knows nothing of the link.
 
-use super::batch::Batcher;
 use super::error::{classify, RedisError};
 use super::health::{Health, PROBE_INTERVAL};
 use super::scripts::Script;
@@ -29,8 +28,6 @@ pub(crate) struct Endpoint {
     pub(crate) timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) lazy: bool,
-    /// Calls queue behind a call in flight and go in batches (see `batch.rs`).
-    pub(crate) batching: bool,
 }
 
 impl Endpoint {
@@ -92,10 +89,6 @@ pub(crate) struct Link {
     timeout: Duration,
     connect_timeout: Duration,
     pub(crate) health: Health,
-    /// Calls queued while one is in flight, per lane (see `batch.rs`).
-    pub(crate) batcher: Batcher,
-    /// False: every call goes alone at once.
-    pub(crate) batching: bool,
 }
 
 impl fmt::Debug for Link {
@@ -129,8 +122,6 @@ impl Link {
             // A cluster connection fails over per node by itself: a breaker for the whole
             // cluster would stop every slot for one node's outage.
             health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
-            batcher: Batcher::default(),
-            batching: endpoint.batching,
         });
         if endpoint.lazy {
             link.start_probe();

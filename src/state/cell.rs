@@ -1,8 +1,8 @@
 //! The one CAS loop that applies any packed algorithm to an `AtomicU64`.
 
+use crate::algorithm::{step, Op, Packed};
 use crate::decision::Decision;
-use crate::rules::{step, Op, Packed};
-use crate::state::engine::{Stale, Swap, Sweep};
+use crate::state::outcome::{Stale, Swap, Sweep};
 use crate::state::sync::SpinWait;
 use crate::state::sync::{AtomicU64, Ordering};
 use crate::state::table::word::{self, MOVED, OFFSET, PENDING};

@@ -3,10 +3,13 @@
 //!
 //! [`Engine`] is public only inside this crate-private module, which seals the public trait.
 
+use crate::algorithm::{
+    AlgorithmKind, FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket,
+};
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::rules::{AlgorithmKind, FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket};
+use crate::state::outcome::{Stale, Swap, Sweep};
 use crate::state::sync::AtomicU64;
 use std::fmt;
 
@@ -18,47 +21,6 @@ use std::fmt;
 pub trait Algorithm: Engine {}
 
 impl<A: Engine> Algorithm for A {}
-
-/// A keyed state that is no longer where the lookup found it (swept, or migrated to a larger
-/// array): look the key up again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stale;
-
-/// The word a consuming check replaced, and what it wrote: enough to undo that check exactly
-/// if nothing has written since (see [`Engine::undo`]). `generation` names the quota it was
-/// made under (bumped by every reconfiguration), so an undo never applies it to a state
-/// converted to another quota since.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Swap {
-    pub(crate) before: u64,
-    pub(crate) after: u64,
-    pub(crate) generation: u32,
-}
-
-impl Swap {
-    /// A swap of `before` for `after` in generation 0; see [`in_generation`](Self::in_generation).
-    pub(crate) fn new(before: u64, after: u64) -> Swap {
-        Swap {
-            before,
-            after,
-            generation: 0,
-        }
-    }
-
-    /// The same swap, made under the quota of `generation`.
-    pub(crate) fn in_generation(self, generation: u32) -> Swap {
-        Swap { generation, ..self }
-    }
-}
-
-/// The outcome of trying to sweep one key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sweep {
-    /// The state carries information (or is already gone); the key stays.
-    Kept,
-    /// The word is now a tombstone; `Some(word)` owns memory to free after a grace period.
-    Swept(Option<u64>),
-}
 
 /// What a limiter needs from an algorithm: its parameters, its concurrent state, a check.
 pub trait Engine: Send + Sync + Sized + 'static {
@@ -75,7 +37,7 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// [`unix_offset`](crate::clock::Clock::unix_offset), for window alignment.
     fn params(quota: &Quota, unix_offset: u64) -> Result<Self::Params, QuotaError>;
     /// The largest cost a single check can ever be allowed.
-    fn capacity(params: &Self::Params) -> u32;
+    fn max_cost(params: &Self::Params) -> u32;
     /// A fresh state: a full bucket, an empty window, an empty log.
     fn new_cell(params: &Self::Params) -> Self::Cell;
     /// A cell for `params` that checks wait on (they get [`Stale`]) until
@@ -149,37 +111,38 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// Frees what a live word (or one returned by [`Sweep::Swept`]) owns.
     ///
     /// # Safety
-    /// The word must come from [`keyed_fresh`](Engine::keyed_fresh) and no thread may still
-    /// use it.
+    /// The word must come from [`keyed_insert`](Engine::keyed_insert) (or a migration of
+    /// one) and no thread may still use it.
     unsafe fn keyed_release(word: u64);
     /// Heap bytes a live word owns beside its slot.
     fn keyed_heap_bytes(params: &Self::Params) -> usize;
 }
 
-/// Implements [`Engine`] for a [`Packed`](crate::rules::Packed) algorithm on a
+/// Implements [`Engine`] for a [`Packed`](crate::algorithm::Packed) algorithm on a
 /// [`StateCell`](crate::state::cell::StateCell).
 macro_rules! packed_engine {
     ($algorithm:ident) => {
         impl $crate::state::engine::Engine for $algorithm {
-            const KIND: $crate::rules::AlgorithmKind = $crate::rules::AlgorithmKind::$algorithm;
-            type Params = <$algorithm as $crate::rules::Packed>::Params;
+            const KIND: $crate::algorithm::AlgorithmKind =
+                $crate::algorithm::AlgorithmKind::$algorithm;
+            type Params = <$algorithm as $crate::algorithm::Packed>::Params;
             type Cell = $crate::state::cell::StateCell;
 
             fn params(
                 quota: &$crate::quota::Quota,
                 unix_offset: u64,
             ) -> Result<Self::Params, $crate::error::QuotaError> {
-                <$algorithm as $crate::rules::Packed>::params(quota, unix_offset)
+                <$algorithm as $crate::algorithm::Packed>::params(quota, unix_offset)
             }
 
-            fn capacity(params: &Self::Params) -> u32 {
-                <$algorithm as $crate::rules::Packed>::capacity(params)
+            fn max_cost(params: &Self::Params) -> u32 {
+                <$algorithm as $crate::algorithm::Packed>::max_cost(params)
             }
 
             fn new_cell(params: &Self::Params) -> Self::Cell {
-                $crate::state::cell::StateCell::new(<$algorithm as $crate::rules::Packed>::fresh(
-                    params,
-                ))
+                $crate::state::cell::StateCell::new(
+                    <$algorithm as $crate::algorithm::Packed>::fresh(params),
+                )
             }
 
             fn pending_cell(_old: &Self::Cell, _params: &Self::Params) -> Self::Cell {
@@ -192,13 +155,13 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::rules::Op,
+                mode: $crate::algorithm::Op,
             ) -> Result<
                 (
                     $crate::decision::Decision,
-                    Option<$crate::state::engine::Swap>,
+                    Option<$crate::state::outcome::Swap>,
                 ),
-                $crate::state::engine::Stale,
+                $crate::state::outcome::Stale,
             > {
                 cell.apply::<$algorithm>(params, now, cost, mode)
             }
@@ -206,7 +169,7 @@ macro_rules! packed_engine {
             fn undo(
                 cell: &Self::Cell,
                 _params: &Self::Params,
-                swap: $crate::state::engine::Swap,
+                swap: $crate::state::outcome::Swap,
             ) -> bool {
                 cell.undo(swap)
             }
@@ -225,19 +188,19 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::rules::Op,
+                mode: $crate::algorithm::Op,
             ) -> (
                 u64,
                 $crate::decision::Decision,
-                Option<$crate::state::engine::Swap>,
+                Option<$crate::state::outcome::Swap>,
             ) {
                 use $crate::state::table::word::OFFSET;
-                let fresh = <$algorithm as $crate::rules::Packed>::fresh(params);
+                let fresh = <$algorithm as $crate::algorithm::Packed>::fresh(params);
                 let (next, decision) =
-                    $crate::rules::step::<$algorithm>(fresh, now, cost, params, mode);
+                    $crate::algorithm::step::<$algorithm>(fresh, now, cost, params, mode);
                 match next {
                     Some(next) => {
-                        let swap = $crate::state::engine::Swap::new(fresh + OFFSET, next + OFFSET);
+                        let swap = $crate::state::outcome::Swap::new(fresh + OFFSET, next + OFFSET);
                         (next + OFFSET, decision, Some(swap))
                     }
                     None => (fresh + OFFSET, decision, None),
@@ -249,8 +212,8 @@ macro_rules! packed_engine {
                 now: u64,
                 cost: u32,
             ) -> $crate::decision::Decision {
-                let fresh = <$algorithm as $crate::rules::Packed>::fresh(params);
-                <$algorithm as $crate::rules::Packed>::transition(fresh, now, cost, params).1
+                let fresh = <$algorithm as $crate::algorithm::Packed>::fresh(params);
+                <$algorithm as $crate::algorithm::Packed>::transition(fresh, now, cost, params).1
             }
 
             #[inline(always)]
@@ -259,13 +222,13 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::rules::Op,
+                mode: $crate::algorithm::Op,
             ) -> Result<
                 (
                     $crate::decision::Decision,
-                    Option<$crate::state::engine::Swap>,
+                    Option<$crate::state::outcome::Swap>,
                 ),
-                $crate::state::engine::Stale,
+                $crate::state::outcome::Stale,
             > {
                 $crate::state::cell::apply::<$algorithm>(word, params, now, cost, mode)
             }
@@ -273,7 +236,7 @@ macro_rules! packed_engine {
             fn keyed_undo(
                 word: &$crate::state::sync::AtomicU64,
                 _params: &Self::Params,
-                swap: $crate::state::engine::Swap,
+                swap: $crate::state::outcome::Swap,
             ) -> bool {
                 $crate::state::cell::undo(word, swap)
             }
@@ -291,12 +254,12 @@ macro_rules! packed_engine {
                 word: &$crate::state::sync::AtomicU64,
                 params: &Self::Params,
                 now: u64,
-            ) -> $crate::state::engine::Sweep {
+            ) -> $crate::state::outcome::Sweep {
                 $crate::state::cell::sweep::<$algorithm>(word, params, now)
             }
 
             fn idle_after(params: &Self::Params) -> u64 {
-                <$algorithm as $crate::rules::Packed>::idle_after(params)
+                <$algorithm as $crate::algorithm::Packed>::idle_after(params)
             }
 
             unsafe fn keyed_release(_word: u64) {}

@@ -1,15 +1,16 @@
 //! [`SlidingLog`] in memory: a [`LogRing`] per direct limiter, and in a keyed table a word
 //! pointing to the key's boxed ring.
 
-use super::engine::{Engine, Stale, Swap, Sweep};
+use super::engine::Engine;
 use super::log_ring::LogRing;
+use super::outcome::{Stale, Swap, Sweep};
 use super::sync::{AtomicU64, Ordering};
 use super::table::word;
+use crate::algorithm::sliding_log::SlidingLogParams;
+use crate::algorithm::{AlgorithmKind, Op, SlidingLog};
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::rules::sliding_log::SlidingLogParams;
-use crate::rules::{AlgorithmKind, Op, SlidingLog};
 
 impl Engine for SlidingLog {
     const KIND: AlgorithmKind = AlgorithmKind::SlidingLog;
@@ -20,7 +21,7 @@ impl Engine for SlidingLog {
         SlidingLog::validate(quota)
     }
 
-    fn capacity(params: &SlidingLogParams) -> u32 {
+    fn max_cost(params: &SlidingLogParams) -> u32 {
         params.limit
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod cell;
 pub(crate) mod engine;
 mod log_engine;
 pub(crate) mod log_ring;
+pub(crate) mod outcome;
 pub(crate) mod reclaim;
 pub(crate) mod shared_quota;
 pub(crate) mod sync;

@@ -5,7 +5,7 @@ use super::limiter::TieredLimiter;
 use crate::algorithm::AlgorithmKind;
 use crate::clock::Clock;
 use crate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
-use crate::keyed::{ClockSource, TableOptions};
+use crate::keyed::{table_setters, ClockSource, TableOptions};
 use crate::quota::Quota;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -126,40 +126,7 @@ impl<T, K, C: Clock, S> TieredBuilder<T, K, C, S> {
         }
     }
 
-    /// Splits each tier's table into `shards` shards; see
-    /// [`KeyedBuilder::shards`](crate::KeyedBuilder::shards).
-    pub fn shards(mut self, shards: usize) -> Self {
-        self.options.shards = Some(shards);
-        self
-    }
-
-    /// Sizes each tier's table for `keys` keys up front; see
-    /// [`KeyedBuilder::initial_capacity`](crate::KeyedBuilder::initial_capacity).
-    pub fn initial_capacity(mut self, keys: usize) -> Self {
-        self.options.initial_keys = keys;
-        self
-    }
-
-    /// Lets each tier's table spend up to `bytes` on staying sparse; see
-    /// [`KeyedBuilder::sparse_bytes`](crate::KeyedBuilder::sparse_bytes).
-    pub fn sparse_bytes(mut self, bytes: usize) -> Self {
-        self.options.sparse_bytes = Some(bytes);
-        self
-    }
-
-    /// Names every tier's limiter for its logs and metrics; see
-    /// [`KeyedBuilder::name`](crate::KeyedBuilder::name).
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.options.name = Some(name.into());
-        self
-    }
-
-    /// Holds at most `max_keys` keys in each tier; see
-    /// [`KeyedBuilder::max_keys`](crate::KeyedBuilder::max_keys).
-    pub fn max_keys(mut self, max_keys: usize) -> Self {
-        self.options.max_keys = Some(max_keys);
-        self
-    }
+    table_setters!(options);
 
     /// Builds the limiter, or says which tier is wrong: none given, one given twice, or a
     /// quota its algorithm cannot run.

@@ -3,9 +3,9 @@
 
 use crate::reference::{probe, Model};
 use proptest::prelude::*;
-use sluicegate::algorithm::Algorithm;
 use sluicegate::clock::ManualClock;
-use sluicegate::{Decision, Limiter, Quota};
+use sluicegate::Algorithm;
+use sluicegate::{Limiter, Quota};
 use std::time::Duration;
 
 /// One request: how long after the previous one it comes, its cost, and whether it is a hit
@@ -117,17 +117,6 @@ fn nanos(d: Duration) -> u64 {
     d.as_nanos() as u64
 }
 
-/// The decision as plain numbers, to compare two decisions in one assertion.
-pub fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
-    (
-        d.is_allowed(),
-        d.remaining(),
-        d.retry_after(),
-        d.reset_after(),
-        d.wait(),
-    )
-}
-
 /// Runs `trace` through the limiter and the model and requires identical decisions and
 /// identical numbers: `remaining`, `retry_after`, `reset_after` and `wait` must equal what
 /// probing the model finds; `peek` must answer exactly as the check that follows it. A hit
@@ -184,12 +173,7 @@ impl<A: Algorithm, M: Model> Lockstep<A, M> {
         } else {
             let peeked = self.limiter.peek_n(step.cost).unwrap();
             let decision = self.limiter.check_n(step.cost).unwrap();
-            prop_assert_eq!(
-                summary(&peeked),
-                summary(&decision),
-                "peek differs at step {}",
-                i
-            );
+            prop_assert_eq!(peeked, decision, "peek differs at step {}", i);
             (decision, self.model.check(now, step.cost), step.cost)
         };
         let model = &self.model;
@@ -249,4 +233,22 @@ impl<A: Algorithm, M: Model> Lockstep<A, M> {
         self.hit_cost += u64::from(self.quota.burst().max(self.quota.limit()));
         self.quota = quota;
     }
+}
+
+/// The first whole microsecond in `[now, now + horizon]` (µs) at which `holds` (monotone in
+/// time) is true: where a model on the Redis scripts' microsecond grid admits or is fresh.
+pub fn first_us(now: u64, horizon: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
+    let (mut lo, mut hi) = (now, now + horizon);
+    if !holds(hi) {
+        return None;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
 }

@@ -1,4 +1,4 @@
-//! [`Slots`]: the memory behind an array's slots.
+//! [`Slots`]: the memory behind an array's slots (of any slot type `T`).
 //!
 //! A large table is read at random, one slot per check, so beyond the caches each check also
 //! misses the TLB, and under a hypervisor a TLB miss is a two-level page walk. Arrays of
@@ -6,7 +6,6 @@
 //! (`madvise(MADV_HUGEPAGE)`) before their first touch; smaller ones, other systems and loom
 //! builds use a plain boxed slice.
 
-use super::array::Slot;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ops::Deref;
 use std::ptr::NonNull;
@@ -15,24 +14,24 @@ use std::ptr::NonNull;
 const HUGE_PAGE: usize = 2 << 20;
 
 /// A fixed number of slots, allocated once.
-pub(super) struct Slots<K> {
-    ptr: NonNull<Slot<K>>,
+pub(super) struct Slots<T> {
+    ptr: NonNull<T>,
     len: usize,
     /// `Some` when allocated here with this layout; `None` when it came from a `Box<[_]>`.
     layout: Option<Layout>,
 }
 
-impl<K> Slots<K> {
+impl<T> Slots<T> {
     /// `len` empty slots (at least one).
-    pub(super) fn new(len: usize, empty: impl Fn() -> Slot<K>) -> Self {
+    pub(super) fn new(len: usize, empty: impl Fn() -> T) -> Self {
         let len = len.max(1);
-        let bytes = len * std::mem::size_of::<Slot<K>>();
+        let bytes = len * std::mem::size_of::<T>();
         if cfg!(all(target_os = "linux", not(loom))) && bytes >= HUGE_PAGE {
             if let Ok(layout) = Layout::from_size_align(bytes, HUGE_PAGE) {
                 return Self::huge(len, layout, empty);
             }
         }
-        let boxed: Box<[Slot<K>]> = (0..len).map(|_| empty()).collect();
+        let boxed: Box<[T]> = (0..len).map(|_| empty()).collect();
         Slots {
             len,
             // SAFETY: a boxed slice's pointer is never null.
@@ -41,10 +40,10 @@ impl<K> Slots<K> {
         }
     }
 
-    fn huge(len: usize, layout: Layout, empty: impl Fn() -> Slot<K>) -> Self {
+    fn huge(len: usize, layout: Layout, empty: impl Fn() -> T) -> Self {
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
-        let Some(ptr) = NonNull::new(raw.cast::<Slot<K>>()) else {
+        let Some(ptr) = NonNull::new(raw.cast::<T>()) else {
             handle_alloc_error(layout)
         };
         advise_huge(raw, layout.size());
@@ -70,16 +69,16 @@ fn advise_huge(start: *mut u8, bytes: usize) {
 #[cfg(not(all(target_os = "linux", not(loom))))]
 fn advise_huge(_start: *mut u8, _bytes: usize) {}
 
-impl<K> Deref for Slots<K> {
-    type Target = [Slot<K>];
+impl<T> Deref for Slots<T> {
+    type Target = [T];
 
-    fn deref(&self) -> &[Slot<K>] {
+    fn deref(&self) -> &[T] {
         // SAFETY: `len` initialized slots live at `ptr` until drop.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl<K> Drop for Slots<K> {
+impl<T> Drop for Slots<T> {
     fn drop(&mut self) {
         let slice = std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len);
         match self.layout {
@@ -95,7 +94,7 @@ impl<K> Drop for Slots<K> {
     }
 }
 
-// SAFETY: `Slots` owns its slots; sharing follows `Slot`'s (and `Array`'s) rules.
-unsafe impl<K: Send + Sync> Send for Slots<K> {}
-// SAFETY: as above.
-unsafe impl<K: Send + Sync> Sync for Slots<K> {}
+// SAFETY: `Slots` owns its `T`s as a `Box<[T]>` would.
+unsafe impl<T: Send> Send for Slots<T> {}
+// SAFETY: as above: shared, it hands out `&T` only.
+unsafe impl<T: Sync> Sync for Slots<T> {}
