@@ -26,7 +26,8 @@
 # Environment: ROUNDS (3), DURATION (4 s measured per run), WARMUP (1 s), CONCURRENCY (64),
 # CONNECTIONS (4), OPEN_RATE (5000), REDIS_OPEN_RATE (OPEN_RATE), LOAD_THREADS (2), PASSES
 # ("closed open"), TARGETS ("floor process redis"; add "engine" for the decomposition),
-# BASELINE_BIN (for the baseline target), JOBS (cargo -j), OUT (a directory for the raw JSON lines and logs; a temporary one by
+# BASELINE_BIN (for the baseline target), BIN_DIR (prebuilt sluicegate-server, -floor and
+# -load binaries, e.g. carried to a quieter machine: nothing is built), JOBS (cargo -j), OUT (a directory for the raw JSON lines and logs; a temporary one by
 # default), CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,11 +44,17 @@ PASSES="${PASSES:-closed open}"
 TARGETS="${TARGETS:-floor process redis}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 
-command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install redis-server)" >&2; exit 1; }
+case " $TARGETS " in
+*" redis "*) command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install redis-server)" >&2; exit 1; } ;;
+esac
 command -v python3 >/dev/null || { echo "python3 is needed for the tables" >&2; exit 1; }
 
-cargo build --release -p sluicegate-server --features bench --bins ${JOBS:+-j "$JOBS"}
-bin="$CARGO_TARGET_DIR/release"
+if [ -n "${BIN_DIR:-}" ]; then
+    bin="$BIN_DIR"
+else
+    cargo build --release -p sluicegate-server --features bench --bins ${JOBS:+-j "$JOBS"}
+    bin="$CARGO_TARGET_DIR/release"
+fi
 
 OUT="${OUT:-$(mktemp -d -t sluicegate-bench.XXXXXX)}"
 mkdir -p "$OUT"

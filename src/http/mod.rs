@@ -47,6 +47,25 @@
 //! }
 //! ```
 //!
+//! # Where a request is decided
+//!
+//! In one place, [`RequestLimiter::decide`], for every HTTP front end: the tower
+//! [`RateLimitLayer`] (a thin adapter), the `http_server` example, and the Node and Python
+//! middlewares, which call it through their bindings; `sluicegate-server` decides Envoy's
+//! descriptors itself but writes its headers with the same writer
+//! ([`RateLimitHeaders::for_decisions`]). Given what a front end knows of a request (method,
+//! URI, headers and the peer's address, as [`http::request::Parts`]), it extracts each
+//! limit's key and cost, decides every limit at once by the one all-or-nothing protocol, and
+//! returns a [`Verdict`]: pass the request on with the [`RateLimitHeaders`] to add (after a
+//! leaky bucket's `wait`), or answer it with a ready response (`429`, `400`, `413`, `503`).
+//!
+//! A front end outside Rust's HTTP stack builds the parts with [`request_parts`] (the peer
+//! address from its socket, never from its framework's own proxy handling: the
+//! [trusted-proxy rule](ClientIp) here is the only one), hands the keys its users' functions
+//! compute in as [`GivenKeys`] (read by [`GivenKey`]), and builds its limits from
+//! [`Policy`](crate::policy::Policy) values with [`RequestLimit::from_policy`] or, shared
+//! through Redis under [`redis_prefix`], `RequestLimit::from_policy_on_redis`.
+//!
 //! # The layer
 //!
 //! [`RateLimitLayer`] holds named [`RequestLimit`]s: each a [backend](crate::backend::Backend)
