@@ -74,6 +74,9 @@
 //! source documents its rule, bit layout, supported range and precision; quotas outside the
 //! range are refused with a [`QuotaError`] when the limiter is built, never mis-enforced. Every
 //! concurrent path is model-checked with loom (`loom-tests/` in the repository).
+//!
+//! The rest of this page is the manual: each part of the library in turn, with examples.
+#![doc = include_str!("../docs/manual.md")]
 #![warn(
     missing_docs,
     missing_debug_implementations,
