@@ -34,7 +34,10 @@ pub(crate) struct KeyedLimiter(Inner);
 #[pymethods]
 impl KeyedLimiter {
     #[new]
-    #[pyo3(signature = (quota, algorithm = None, clock = None, max_keys = None))]
+    #[pyo3(
+        signature = (quota, algorithm = None, clock = None, max_keys = None),
+        text_signature = "(quota, algorithm='gcra', clock=None, max_keys=None)"
+    )]
     fn new(
         quota: &Bound<'_, PyAny>,
         algorithm: Option<&Bound<'_, PyAny>>,
@@ -58,7 +61,7 @@ impl KeyedLimiter {
     }
 
     /// Decides one request of `cost` for `key`, consuming it when allowed.
-    #[pyo3(signature = (key, cost = Cost(1)))]
+    #[pyo3(signature = (key, cost = Cost(1)), text_signature = "($self, key, cost=1)")]
     fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Decision> {
         let key = args::key(key)?;
         let decision = gil::around(py, || match cost.0 {
@@ -69,7 +72,7 @@ impl KeyedLimiter {
     }
 
     /// The decision `check(key, cost)` would return now, consuming nothing.
-    #[pyo3(signature = (key, cost = Cost(1)))]
+    #[pyo3(signature = (key, cost = Cost(1)), text_signature = "($self, key, cost=1)")]
     fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Decision> {
         let key = args::key(key)?;
         let decision = gil::around(
@@ -81,7 +84,7 @@ impl KeyedLimiter {
 
     /// Records `n` units for `key` whatever the answer; the decision says whether they were
     /// within the limit.
-    #[pyo3(signature = (key, n = Cost(1)))]
+    #[pyo3(signature = (key, n = Cost(1)), text_signature = "($self, key, n=1)")]
     fn hit(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: Cost) -> PyResult<Decision> {
         let key = args::key(key)?;
         Ok(gil::around(py, || on_clock!(&self.0, limiter => limiter.hit(key, n.0))).into())

@@ -31,7 +31,10 @@ pub(crate) struct Limiter(Inner);
 #[pymethods]
 impl Limiter {
     #[new]
-    #[pyo3(signature = (quota, algorithm = None, clock = None))]
+    #[pyo3(
+        signature = (quota, algorithm = None, clock = None),
+        text_signature = "(quota, algorithm='gcra', clock=None)"
+    )]
     fn new(
         quota: &Bound<'_, PyAny>,
         algorithm: Option<&Bound<'_, PyAny>>,
@@ -47,7 +50,7 @@ impl Limiter {
     }
 
     /// Decides one request of `cost`, consuming it when allowed.
-    #[pyo3(signature = (cost = Cost(1)))]
+    #[pyo3(signature = (cost = Cost(1)), text_signature = "($self, cost=1)")]
     fn check(&self, py: Python<'_>, cost: Cost) -> PyResult<Decision> {
         let decision = gil::around(py, || match cost.0 {
             1 => Ok(on_clock!(&self.0, limiter => limiter.check())),
@@ -57,7 +60,7 @@ impl Limiter {
     }
 
     /// The decision `check(cost)` would return now, consuming nothing.
-    #[pyo3(signature = (cost = Cost(1)))]
+    #[pyo3(signature = (cost = Cost(1)), text_signature = "($self, cost=1)")]
     fn peek(&self, py: Python<'_>, cost: Cost) -> PyResult<Decision> {
         let decision = gil::around(py, || on_clock!(&self.0, limiter => limiter.peek_n(cost.0)));
         decision.map(Decision::from).map_err(errors::capacity)
@@ -65,7 +68,7 @@ impl Limiter {
 
     /// Records `n` units whatever the answer; the decision says whether they were within the
     /// limit.
-    #[pyo3(signature = (n = Cost(1)))]
+    #[pyo3(signature = (n = Cost(1)), text_signature = "($self, n=1)")]
     fn hit(&self, py: Python<'_>, n: Cost) -> Decision {
         gil::around(py, || on_clock!(&self.0, limiter => limiter.hit(n.0))).into()
     }
