@@ -20,10 +20,10 @@ mod redis_server;
 use redis::aio::ConnectionManager;
 use redis_server::RedisServer;
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisLimiter};
+use sluicegate::redis::RedisLimiter;
 use sluicegate::Quota;
 use std::future::Future;
 use std::sync::Arc;
@@ -199,7 +199,7 @@ async fn tutorial(port: u16, conn: &ConnectionManager, tasks: usize, duration: D
     .await
 }
 
-async fn algorithm<A: RedisAlgorithm>(
+async fn algorithm<A: Algorithm>(
     server: &RedisServer,
     tasks: usize,
     duration: Duration,
@@ -265,7 +265,7 @@ struct Compared {
 }
 
 /// Runs `A` batched and alone and prints both rows.
-async fn both<A: RedisAlgorithm>(
+async fn both<A: Algorithm>(
     server: &RedisServer,
     name: &'static str,
     tasks: usize,
@@ -462,7 +462,7 @@ async fn deny_cache(server: &RedisServer) {
     );
 }
 
-async fn memory_of<A: RedisAlgorithm>(server: &RedisServer, name: &str, cost: u32) {
+async fn memory_of<A: Algorithm>(server: &RedisServer, name: &str, cost: u32) {
     server.cli(&["FLUSHALL"]);
     let used = |server: &RedisServer| -> u64 {
         let info = server.cli(&["INFO", "memory"]);

@@ -19,9 +19,7 @@ mod redis;
 use axum::extract::ConnectInfo;
 use axum::routing::get;
 use axum::Router;
-use sluicegate::http::{
-    key_extractor, ClientIp, PlainText, ProblemJson, RateLimitLayer, RequestLimit,
-};
+use sluicegate::http::{ClientIp, PlainText, ProblemJson, RateLimitLayer, RequestLimit};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -91,11 +89,7 @@ async fn layer(options: &cli::Options) -> Result<Option<RateLimitLayer>, String>
     for policy in &options.limits {
         let limit = match &options.redis {
             None => RequestLimit::from_policy(policy, &client_ip).map_err(|e| e.to_string())?,
-            Some(url) => {
-                let backend = redis::backend(url, policy).await?;
-                let key = key_extractor(&policy.key, &client_ip).map_err(|e| e.to_string())?;
-                RequestLimit::shared(policy.name.clone(), backend).key(key)
-            }
+            Some(url) => redis::limit(url, policy, &client_ip).await?,
         };
         builder = builder.limit(limit);
     }

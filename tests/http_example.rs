@@ -4,6 +4,9 @@
 #![cfg(all(feature = "http", feature = "tokio"))]
 
 mod http_support;
+#[cfg(feature = "redis")]
+#[path = "support/redis_server.rs"]
+mod redis_server;
 
 use http_support::net::{self, get as fetch};
 use http_support::sf::parse_list;
@@ -11,6 +14,11 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+#[cfg(feature = "redis")]
+use {
+    redis_server::RedisServer, sluicegate::algorithm::AlgorithmKind,
+    sluicegate::http::redis_prefix, sluicegate::redis::AnyRedisLimiter,
+};
 
 /// target/<profile>/examples/http_server, beside this test's own binary.
 fn binary() -> PathBuf {
@@ -199,61 +207,10 @@ async fn trusted_proxies_forward_the_client_address() {
     );
 }
 
-/// A free loopback port (bound, then released for the process about to use it).
-#[cfg(feature = "redis")]
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A redis-server of our own on `port`, stopped (by its pid) when dropped.
-#[cfg(feature = "redis")]
-struct Redis(Child);
-
-#[cfg(feature = "redis")]
-impl Redis {
-    fn start(port: u16) -> Redis {
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server is needed for this test: apt-get install redis-server");
-        // Owned at once, so that a redis-server that never answers is still killed and reaped.
-        let redis = Redis(child);
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return redis;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        panic!("redis-server did not start on port {port}");
-    }
-}
-
-#[cfg(feature = "redis")]
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn with_redis_it_starts_while_redis_is_down_and_uses_it_once_up() {
-    let port = free_port();
+    let port = redis_server::unused_port();
     let url = format!("redis://127.0.0.1:{port}/");
     let server = start(&[
         "--redis",
@@ -267,7 +224,7 @@ async fn with_redis_it_starts_while_redis_is_down_and_uses_it_once_up() {
     let down = fetch(&client, server.address, &[]).await;
     assert_eq!(down.status, 503, "{}", down.body);
     assert_eq!(down.header("retry-after"), Some("1"));
-    let _redis = Redis::start(port);
+    let redis = RedisServer::start_on_port(port);
     // The limiter finds Redis within its probe interval.
     let mut statuses = Vec::new();
     for _ in 0..50 {
@@ -299,4 +256,19 @@ async fn with_redis_it_starts_while_redis_is_down_and_uses_it_once_up() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(shared, 429);
+    // The state lies under the library's prefix for HTTP limits, where any front end (a
+    // RedisLimiter here) that names the limit alike finds it.
+    let keys = redis.cli(&["--scan", "--pattern", "sluicegate:http:ip:*"]);
+    assert_eq!(keys.lines().count(), 1, "{keys}");
+    let same = AnyRedisLimiter::builder(
+        "2/minute".parse().unwrap(),
+        AlgorithmKind::SlidingWindow,
+        &url,
+    )
+    .prefix(redis_prefix("ip"))
+    .connect()
+    .await
+    .unwrap();
+    assert_eq!(same.redis_key("127.0.0.1"), keys.trim());
+    assert!(same.peek("127.0.0.1").await.unwrap().is_denied());
 }

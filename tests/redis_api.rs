@@ -135,3 +135,88 @@ async fn errors_say_what_happened_and_map_onto_the_seam() {
         "{outage}"
     );
 }
+
+/// `AnyRedisLimiter` is the typed limiter of the algorithm it names: the same decisions, the
+/// same keys (so the two share state), and the same errors, for every algorithm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_redis_limiter_is_the_typed_limiter_it_names() {
+    use sluicegate::algorithm::{AlgorithmKind, FixedWindow, LeakyBucket};
+    use sluicegate::redis::AnyRedisLimiter;
+
+    async fn typed<A: sluicegate::algorithm::Algorithm>(
+        q: Quota,
+        url: &str,
+        clock: &ManualClock,
+        prefix: &str,
+    ) -> Box<dyn Backend<str>> {
+        let limiter = RedisLimiter::<A, ManualClock>::builder(q, url)
+            .clock(clock.clone())
+            .prefix(prefix)
+            .deny_cache(false)
+            .connect()
+            .await
+            .unwrap();
+        Box::new(limiter)
+    }
+
+    let server = RedisServer::start();
+    let url = server.url();
+    let q = Quota::per_second(4).with_burst(3);
+    for kind in AlgorithmKind::ALL {
+        let clock = ManualClock::new();
+        let any = AnyRedisLimiter::builder(q, kind, &url)
+            .clock(clock.clone())
+            .prefix("any:")
+            .deny_cache(false)
+            .connect()
+            .await
+            .unwrap();
+        assert_eq!(
+            (any.algorithm(), any.quota(), any.prefix()),
+            (kind, q, "any:")
+        );
+        let typed_on = |prefix: &'static str| {
+            let (url, clock) = (url.clone(), clock.clone());
+            async move {
+                match kind {
+                    AlgorithmKind::Gcra => typed::<Gcra>(q, &url, &clock, prefix).await,
+                    AlgorithmKind::TokenBucket => {
+                        typed::<TokenBucket>(q, &url, &clock, prefix).await
+                    }
+                    AlgorithmKind::LeakyBucket => {
+                        typed::<LeakyBucket>(q, &url, &clock, prefix).await
+                    }
+                    AlgorithmKind::FixedWindow => {
+                        typed::<FixedWindow>(q, &url, &clock, prefix).await
+                    }
+                    AlgorithmKind::SlidingWindow => {
+                        typed::<SlidingWindow>(q, &url, &clock, prefix).await
+                    }
+                    AlgorithmKind::SlidingLog => typed::<SlidingLog>(q, &url, &clock, prefix).await,
+                }
+            }
+        };
+        let twin = typed_on("typed:").await;
+        assert_eq!(any.max_cost(), twin.max_cost(), "{kind}");
+        // One trace through both, on their own keys: the same answers, step by step.
+        for step in 0..12u64 {
+            clock.advance(Duration::from_millis(37 * (step % 3)));
+            let cost = 1 + (step % 2) as u32;
+            let a = any.check_n("k", cost).await.unwrap().numbers();
+            let b = twin
+                .decide("k", cost, sluicegate::backend::Op::Check)
+                .await
+                .unwrap();
+            assert_eq!(a, b.numbers(), "{kind}, step {step}");
+        }
+        // The typed limiter on the same prefix reads the state the dynamic one wrote.
+        let same = typed_on("any:").await;
+        let (seen, own) = (same.peek("k").await.unwrap(), any.peek("k").await.unwrap());
+        assert_eq!(seen.numbers(), own.numbers(), "{kind}");
+        assert!(matches!(
+            any.check_n("k", q.burst().max(q.limit()) + 1).await,
+            Err(RedisError::Capacity(_))
+        ));
+        server.cli(&["FLUSHALL"]);
+    }
+}

@@ -21,11 +21,11 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::{all_of, Member, Op};
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisError, RedisLimiter};
+use sluicegate::redis::{RedisError, RedisLimiter};
 use sluicegate::{Decision, Quota};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -144,7 +144,7 @@ struct Seen {
     largest: AtomicU64,
 }
 
-async fn on_clock<A: RedisAlgorithm>(
+async fn on_clock<A: Algorithm>(
     url: &str,
     quota: Quota,
     prefix: String,
@@ -162,7 +162,7 @@ async fn on_clock<A: RedisAlgorithm>(
 
 /// One case: each burst concurrently on one limiter, then call by call on another (its own
 /// keys), at the same frozen instant; both must equal the models.
-async fn bursts<A: RedisAlgorithm, M: Model>(
+async fn bursts<A: Algorithm, M: Model>(
     url: &str,
     case: Case,
     seen: &Seen,
@@ -240,7 +240,7 @@ async fn bursts<A: RedisAlgorithm, M: Model>(
     Ok(())
 }
 
-fn differential<A: RedisAlgorithm, M: Model>() {
+fn differential<A: Algorithm, M: Model>() {
     let server = RedisServer::start();
     let url = server.url();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -8,18 +8,18 @@ mod redis_server;
 
 use redis_server::RedisCluster;
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::Op;
 use sluicegate::backend::{all_of, Member};
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisLimiter, RedisTime};
+use sluicegate::redis::{RedisLimiter, RedisTime};
 use sluicegate::Quota;
 use std::time::Duration;
 
 const KEYS: usize = 60;
 
-async fn on_cluster<A: RedisAlgorithm>(
+async fn on_cluster<A: Algorithm>(
     cluster: &RedisCluster,
     quota: Quota,
     prefix: &str,
@@ -36,11 +36,7 @@ async fn on_cluster<A: RedisAlgorithm>(
 }
 
 /// Every key admits exactly 3, and the fourth is told to wait for the same instant.
-async fn three_per_key<A: RedisAlgorithm>(
-    cluster: &RedisCluster,
-    clock: &ManualClock,
-    retry: Duration,
-) {
+async fn three_per_key<A: Algorithm>(cluster: &RedisCluster, clock: &ManualClock, retry: Duration) {
     let limiter = on_cluster::<A>(cluster, Quota::per_minute(3), "spread:", clock).await;
     for i in 0..KEYS {
         let key = format!("user:{i}");

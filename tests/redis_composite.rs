@@ -7,13 +7,13 @@ mod redis_server;
 
 use redis_server::{unused_port, RedisServer};
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::{
     self, all_of, Backend, BackendErrorKind, Call, Member, Op, Receipt, Reservation,
 };
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisError, RedisLimiter};
+use sluicegate::redis::{RedisError, RedisLimiter};
 use sluicegate::{Decision, Quota};
 use std::time::Duration;
 
@@ -49,7 +49,7 @@ fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
     )
 }
 
-async fn on_clock<A: RedisAlgorithm>(
+async fn on_clock<A: Algorithm>(
     url: &str,
     quota: Quota,
     prefix: &str,
@@ -184,7 +184,7 @@ async fn the_one_script_composite_equals_the_seam_composite() {
 }
 
 /// Returns the Redis key it used.
-async fn undo_restores<A: RedisAlgorithm>(server: &RedisServer, clock: &ManualClock) -> String {
+async fn undo_restores<A: Algorithm>(server: &RedisServer, clock: &ManualClock) -> String {
     let limiter = on_clock::<A>(&server.url(), Quota::per_second(10), "undo:", clock).await;
     let seam: &dyn Backend<str> = &limiter;
     limiter.check_n("k", 3).await.unwrap();

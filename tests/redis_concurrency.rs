@@ -9,10 +9,10 @@ mod redis_server;
 
 use redis_server::RedisServer;
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisLimiter, RedisTime, TimeSource};
+use sluicegate::redis::{RedisLimiter, RedisTime, TimeSource};
 use sluicegate::Quota;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ const KEYS: [&str; 3] = ["alice", "bob", "carol"];
 
 /// Two "servers" (limiters with their own connections) hammer three keys from many tasks;
 /// returns how many checks each key admitted.
-async fn hammer<A: RedisAlgorithm, C: TimeSource + Default>(
+async fn hammer<A: Algorithm, C: TimeSource + Default>(
     url: &str,
     quota: Quota,
     prefix: &str,
@@ -71,7 +71,7 @@ async fn hammer<A: RedisAlgorithm, C: TimeSource + Default>(
     admitted.iter().map(|a| a.load(Ordering::Relaxed)).collect()
 }
 
-async fn exactly_the_quota<A: RedisAlgorithm>(url: &str, name: &str) {
+async fn exactly_the_quota<A: Algorithm>(url: &str, name: &str) {
     // 50 per minute (burst 50): 256 checks per key arrive at one frozen instant.
     let quota = Quota::per_minute(50);
     let clock = ManualClock::starting_at(Duration::from_secs(1_700_000_000));

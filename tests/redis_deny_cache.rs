@@ -6,9 +6,9 @@
 mod redis_server;
 
 use redis_server::RedisServer;
-use sluicegate::algorithm::{Gcra, SlidingWindow};
+use sluicegate::algorithm::{Algorithm, Gcra, SlidingWindow};
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisLimiter};
+use sluicegate::redis::RedisLimiter;
 use sluicegate::{Decision, Quota};
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
 }
 
 /// A limiter on `clock` under `prefix`, with or without the cache.
-async fn limiter<A: RedisAlgorithm>(
+async fn limiter<A: Algorithm>(
     url: &str,
     quota: Quota,
     prefix: &str,

@@ -24,10 +24,10 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{RedisAlgorithm, RedisLimiter};
+use sluicegate::redis::RedisLimiter;
 use sluicegate::{Decision, Quota};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -120,7 +120,7 @@ fn summary(d: &Decision) -> (bool, u32, Option<Duration>, Duration, Duration) {
 }
 
 /// Runs one trace through Redis and the model; any difference fails with the step.
-async fn compare<A: RedisAlgorithm, M: Model>(
+async fn compare<A: Algorithm, M: Model>(
     url: &str,
     quota: Quota,
     start_us: u64,
@@ -212,7 +212,7 @@ async fn compare<A: RedisAlgorithm, M: Model>(
 }
 
 /// Runs [`CASES`] random traces of `A` against `M` on a fresh server.
-fn differential<A: RedisAlgorithm, M: Model>(deny_cache: bool, cases: u32) {
+fn differential<A: Algorithm, M: Model>(deny_cache: bool, cases: u32) {
     let server = RedisServer::start();
     let url = server.url();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -8,10 +8,10 @@ mod redis_server;
 
 use redis_server::{unused_port, RedisServer};
 use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{Fallback, RedisAlgorithm, RedisError, RedisLimiter};
+use sluicegate::redis::{Fallback, RedisError, RedisLimiter};
 use sluicegate::Quota;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -243,7 +243,7 @@ async fn script_flush_mid_run_reloads_the_scripts_and_loses_nothing() {
     assert_eq!(limiter.stats().errors, 0);
 }
 
-async fn foreign_values_are_refused_and_untouched<A: RedisAlgorithm>(server: &RedisServer) {
+async fn foreign_values_are_refused_and_untouched<A: Algorithm>(server: &RedisServer) {
     let limiter = RedisLimiter::<A>::builder(Quota::per_second(5), &server.url())
         .deny_cache(false)
         .connect()
@@ -318,7 +318,7 @@ async fn keys_holding_something_else_are_errors_and_left_untouched() {
     foreign_values_are_refused_and_untouched::<SlidingLog>(&server).await;
 }
 
-async fn touch_keys<A: RedisAlgorithm>(url: &str, quota: Quota) -> RedisLimiter<A> {
+async fn touch_keys<A: Algorithm>(url: &str, quota: Quota) -> RedisLimiter<A> {
     let limiter = RedisLimiter::<A>::connect(quota, url).await.unwrap();
     for i in 0..20 {
         assert!(limiter

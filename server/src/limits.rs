@@ -2,13 +2,10 @@
 //! kept across reloads when a rule's algorithm did not change.
 
 use crate::config::{Config, Limit, QuotaRule, Unit};
-use sluicegate::algorithm::{
-    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
-};
 use sluicegate::backend::Backend;
 use sluicegate::dynamic::AnyKeyedLimiter;
 use sluicegate::policy::AlgorithmKind;
-use sluicegate::redis::{RedisAlgorithm, RedisLimiter};
+use sluicegate::redis::AnyRedisLimiter;
 use sluicegate::Quota;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,32 +34,20 @@ pub enum Backing {
     },
 }
 
-/// A limiter on Redis, with its health.
-pub trait RemoteLimit: Backend<str> {
-    /// False while Redis is known to be unreachable.
-    fn is_available(&self) -> bool;
-}
-
-impl<A: RedisAlgorithm> RemoteLimit for RedisLimiter<A> {
-    fn is_available(&self) -> bool {
-        RedisLimiter::is_available(self)
-    }
-}
-
 /// One rule's limiter.
 #[derive(Clone)]
 pub enum RuleLimiter {
     /// In process: decisions complete without waiting.
     Local(Arc<AnyKeyedLimiter<String>>),
     /// On Redis.
-    Remote(Arc<dyn RemoteLimit>),
+    Remote(Arc<AnyRedisLimiter>),
 }
 
 impl std::fmt::Debug for RuleLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RuleLimiter::Local(l) => write!(f, "Local({})", l.algorithm()),
-            RuleLimiter::Remote(r) => write!(f, "Remote({})", r.quota()),
+            RuleLimiter::Remote(r) => write!(f, "Remote({}, {})", r.algorithm(), r.quota()),
         }
     }
 }
@@ -233,25 +218,8 @@ async fn make(
             .map(|limiter| RuleLimiter::Local(Arc::new(limiter)))
             .map_err(|e| e.to_string()),
         Backing::Redis { url, cluster } => {
-            let remote: Arc<dyn RemoteLimit> = match algorithm {
-                AlgorithmKind::Gcra => redis::<Gcra>(quota, url, *cluster, prefix, eager).await?,
-                AlgorithmKind::TokenBucket => {
-                    redis::<TokenBucket>(quota, url, *cluster, prefix, eager).await?
-                }
-                AlgorithmKind::LeakyBucket => {
-                    redis::<LeakyBucket>(quota, url, *cluster, prefix, eager).await?
-                }
-                AlgorithmKind::FixedWindow => {
-                    redis::<FixedWindow>(quota, url, *cluster, prefix, eager).await?
-                }
-                AlgorithmKind::SlidingWindow => {
-                    redis::<SlidingWindow>(quota, url, *cluster, prefix, eager).await?
-                }
-                AlgorithmKind::SlidingLog => {
-                    redis::<SlidingLog>(quota, url, *cluster, prefix, eager).await?
-                }
-            };
-            Ok(RuleLimiter::Remote(remote))
+            let remote = redis(quota, algorithm, url, *cluster, prefix, eager).await?;
+            Ok(RuleLimiter::Remote(Arc::new(remote)))
         }
     }
 }
@@ -259,15 +227,16 @@ async fn make(
 /// A Redis limiter, connected when `eager` and Redis answers within
 /// [`EAGER_CONNECT_TIMEOUT`], else lazily (connecting in the background), so that the
 /// server starts while Redis is down.
-async fn redis<A: RedisAlgorithm + 'static>(
+async fn redis(
     quota: Quota,
+    algorithm: AlgorithmKind,
     url: &str,
     cluster: bool,
     prefix: &str,
     eager: bool,
-) -> Result<Arc<dyn RemoteLimit>, String> {
+) -> Result<AnyRedisLimiter, String> {
     let builder = || {
-        RedisLimiter::<A>::builder(quota, url)
+        AnyRedisLimiter::builder(quota, algorithm, url)
             .prefix(prefix)
             .name(prefix.trim_end_matches(':'))
             .cluster(cluster)
@@ -278,17 +247,16 @@ async fn redis<A: RedisAlgorithm + 'static>(
             .connect()
             .await
         {
-            Ok(limiter) => return Ok(Arc::new(limiter)),
+            Ok(limiter) => return Ok(limiter),
             Err(e) => tracing::warn!(
                 prefix,
                 "Redis does not answer yet, connecting in the background: {e}"
             ),
         }
     }
-    let limiter = builder()
+    builder()
         .lazy(true)
         .connect()
         .await
-        .map_err(|e| format!("Redis limiter {prefix}: {e}"))?;
-    Ok(Arc::new(limiter))
+        .map_err(|e| format!("Redis limiter {prefix}: {e}"))
 }

@@ -104,7 +104,7 @@ pub use key::{
 };
 pub use layer::{OnBackendError, RateLimitBuilder, RateLimitLayer};
 pub use limit::{Cost, RequestLimit};
-pub use policy::{in_process_backend, key_extractor};
+pub use policy::{in_process_backend, key_extractor, redis_prefix};
 pub use rejection::Rejection;
 pub use respond::{PlainText, ProblemJson, Responder};
 pub use service::RateLimitService;

@@ -1,4 +1,5 @@
-//! Limits from [`Policy`] values: an algorithm, quota and key chosen at run time.
+//! Limits from [`Policy`] values: an algorithm, quota and key chosen at run time, in
+//! process or on Redis, where [`redis_prefix`] is the one rule naming an HTTP limit's keys.
 
 use super::error::BuildError;
 use super::key::{ClientIp, Global, HeaderKey, KeyExtractor};
@@ -59,6 +60,51 @@ impl RequestLimit {
         let backend = in_process_backend(policy.algorithm, policy.quota, keyed)
             .map_err(|e| BuildError::new(format!("limit {:?}: {e}", policy.name)))?;
         let mut limit = RequestLimit::shared(policy.name.clone(), backend);
+        limit.key = key_extractor(&policy.key, client_ip)?;
+        Ok(limit)
+    }
+}
+
+/// The Redis key prefix of the HTTP limit named `name`: `sluicegate:http:<name>:`.
+///
+/// Every HTTP front end names its Redis limits this way (the layer's
+/// [`RequestLimit::from_policy_on_redis`], the `http_server` example's `--redis`, the Node
+/// and Python middlewares), so processes in any language share a limit by giving it the same
+/// name, algorithm and quota on the same Redis. Each key's state then lies at
+/// `sluicegate:http:<name>:{<key>}` followed by the algorithm's letter and a fingerprint of
+/// the quota ([`RedisLimiter::redis_key`](crate::redis::RedisLimiter::redis_key)).
+///
+/// ```
+/// assert_eq!(sluicegate::http::redis_prefix("ip"), "sluicegate:http:ip:");
+/// ```
+pub fn redis_prefix(name: &str) -> String {
+    format!("sluicegate:http:{name}:")
+}
+
+#[cfg(feature = "redis")]
+impl RequestLimit {
+    /// The limit `policy` describes, shared through the Redis at `url` (a Redis Cluster's
+    /// seed nodes, separated by commas, when `cluster`) under [`redis_prefix`], with
+    /// `client_ip` as the extractor for `key=peer-ip`.
+    ///
+    /// It is built without waiting for Redis: while Redis is down, decisions fail and the
+    /// layer's [`OnBackendError`](super::OnBackendError) says what then, until a background
+    /// probe finds Redis answering.
+    pub async fn from_policy_on_redis(
+        policy: &Policy,
+        client_ip: &ClientIp,
+        url: &str,
+        cluster: bool,
+    ) -> Result<RequestLimit, BuildError> {
+        let backend = crate::redis::AnyRedisLimiter::builder(policy.quota, policy.algorithm, url)
+            .prefix(redis_prefix(&policy.name))
+            .name(policy.name.clone())
+            .cluster(cluster)
+            .lazy(true)
+            .connect()
+            .await
+            .map_err(|e| BuildError::new(format!("limit {:?} on Redis: {e}", policy.name)))?;
+        let mut limit = RequestLimit::new(policy.name.clone(), backend);
         limit.key = key_extractor(&policy.key, client_ip)?;
         Ok(limit)
     }

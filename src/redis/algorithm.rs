@@ -1,12 +1,6 @@
-//! [`RedisAlgorithm`]: the algorithms that run on Redis (all six), and the letter the Lua
-//! scripts know each by.
+//! The letter the Lua scripts know each algorithm by (every one of the six runs on Redis).
 
-use crate::algorithm::{Algorithm, AlgorithmKind};
-
-/// An [`Algorithm`] that runs on Redis, as a Lua script of its own: every one of the six.
-pub trait RedisAlgorithm: Algorithm {}
-
-impl<A: Algorithm> RedisAlgorithm for A {}
+use crate::algorithm::AlgorithmKind;
 
 /// The letter the composite script dispatches on.
 pub(crate) fn script_code(kind: AlgorithmKind) -> &'static str {

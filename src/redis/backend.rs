@@ -1,16 +1,16 @@
 //! [`RedisLimiter`] behind the [`Backend`] seam, so that the HTTP layer, composites across
 //! backends and async waiting take it like an in-process limiter.
 
-use super::algorithm::RedisAlgorithm;
 use super::limiter::RedisLimiter;
 use super::time::TimeSource;
+use crate::algorithm::Algorithm;
 use crate::backend::{Backend, BackendError, Call, Joint, Op, Receipt, Reservation};
 use crate::quota::Quota;
 
 /// Each call is one round trip (none for a capacity error or a deny-cache answer); a
 /// reservation's [`Receipt`] undoes exactly what it wrote, if nothing was recorded on the key
 /// since (for the sliding log: removes the entries it logged).
-impl<A: RedisAlgorithm, C: TimeSource> Backend<str> for RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource> Backend<str> for RedisLimiter<A, C> {
     fn quota(&self) -> Quota {
         RedisLimiter::quota(self)
     }

@@ -1,6 +1,6 @@
 //! [`RedisBuilder`]: the knobs of a [`RedisLimiter`].
 
-use super::algorithm::RedisAlgorithm;
+use super::any::AnyRedisLimiter;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::{Fallback, Standby};
@@ -12,6 +12,8 @@ use super::params::Params;
 use super::scripts::SCRIPTS;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
+use crate::algorithm::{Algorithm, AlgorithmKind};
+use crate::dynamic::for_kind;
 use crate::quota::Quota;
 use std::fmt;
 use std::marker::PhantomData;
@@ -35,7 +37,9 @@ enum ClockSource<C> {
     Default(fn() -> C),
 }
 
-/// Builds a [`RedisLimiter`]; start with [`RedisLimiter::builder`].
+/// Builds a [`RedisLimiter`]; start with [`RedisLimiter::builder`], or with
+/// [`AnyRedisLimiter::builder`] for an algorithm chosen at run time (then `A` is
+/// [`AlgorithmKind`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -74,15 +78,18 @@ pub struct RedisBuilder<A, C> {
     deny_cache: bool,
     deny_cache_capacity: usize,
     fallback: Fallback,
+    /// The algorithm: `A::KIND` for a typed builder, any for an [`AnyRedisLimiter`]'s.
+    kind: AlgorithmKind,
     algorithm: PhantomData<fn() -> A>,
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
-    pub(super) fn new(quota: Quota, url: &str) -> Self
+impl<A, C: TimeSource> RedisBuilder<A, C> {
+    pub(super) fn new(quota: Quota, url: &str, kind: AlgorithmKind) -> Self
     where
         C: Default,
     {
         RedisBuilder {
+            kind,
             quota,
             url: url.to_owned(),
             prefix: DEFAULT_PREFIX.to_owned(),
@@ -136,6 +143,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
             deny_cache: self.deny_cache,
             deny_cache_capacity: self.deny_cache_capacity,
             fallback: self.fallback,
+            kind: self.kind,
             algorithm: PhantomData,
         }
     }
@@ -205,10 +213,33 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
         self
     }
 
+    /// The same settings for algorithm `B` (chosen at run time, by [`AnyRedisLimiter`]).
+    fn with_algorithm<B: Algorithm>(self) -> RedisBuilder<B, C> {
+        RedisBuilder {
+            quota: self.quota,
+            url: self.url,
+            prefix: self.prefix,
+            name: self.name,
+            clock: self.clock,
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            cluster: self.cluster,
+            lazy: self.lazy,
+            batching: self.batching,
+            deny_cache: self.deny_cache,
+            deny_cache_capacity: self.deny_cache_capacity,
+            fallback: self.fallback,
+            kind: B::KIND,
+            algorithm: PhantomData,
+        }
+    }
+}
+
+impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
     /// Checks the quota against the algorithm's script, connects (unless lazy), and builds
     /// the limiter. Needs a tokio runtime.
     pub async fn connect(self) -> Result<RedisLimiter<A, C>, RedisError> {
-        let kind = A::KIND;
+        let kind = self.kind;
         let params = Params::new(kind, &self.quota)?;
         let keys = KeySpace::new(&self.prefix, kind, &self.quota)?;
         let time = match self.clock {
@@ -246,6 +277,15 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisBuilder<A, C> {
     }
 }
 
+/// A builder whose algorithm is a value: [`AnyRedisLimiter::builder`].
+impl<C: TimeSource> RedisBuilder<AlgorithmKind, C> {
+    /// Checks the quota against the chosen algorithm's script, connects (unless lazy), and
+    /// builds the limiter. Needs a tokio runtime.
+    pub async fn connect(self) -> Result<AnyRedisLimiter<C>, RedisError> {
+        for_kind!(AnyRedisLimiter, self.kind, A => self.with_algorithm::<A>().connect().await)
+    }
+}
+
 impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let clock: &dyn fmt::Debug = match &self.clock {
@@ -253,6 +293,7 @@ impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
             ClockSource::Default(_) => &"default",
         };
         f.debug_struct("RedisBuilder")
+            .field("algorithm", &self.kind)
             .field("quota", &self.quota)
             .field("url", &super::link::redact(&self.url))
             .field("prefix", &self.prefix)

@@ -5,7 +5,7 @@
 //! with no race at all. Keys in different slots are not a group: the seam's protocol then
 //! decides them member by member.
 
-use super::algorithm::{script_code, RedisAlgorithm};
+use super::algorithm::script_code;
 use super::error::RedisError;
 use super::group::{Group, Member};
 use super::inner::Inner;
@@ -13,6 +13,7 @@ use super::keys::hash_slot;
 use super::link::Link;
 use super::scripts::Script;
 use super::time::TimeSource;
+use crate::algorithm::Algorithm;
 use crate::backend::{Call, Joint, JointStore, Op};
 use crate::decision::Decision;
 use smallvec::SmallVec;
@@ -39,7 +40,7 @@ pub(crate) trait Part: Send + Sync {
     fn record_error(&self, error: &RedisError);
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> Part for Inner<A, C> {
+impl<A: Algorithm, C: TimeSource> Part for Inner<A, C> {
     fn redis_key(&self, key: &str) -> String {
         self.keys.name(key)
     }

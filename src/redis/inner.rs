@@ -1,7 +1,7 @@
 //! [`Inner`]: what the clones of a [`RedisLimiter`](super::RedisLimiter) share, and the path
 //! of one decision: capacity, deny cache, script, fallback.
 
-use super::algorithm::{script_code, RedisAlgorithm};
+use super::algorithm::script_code;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::fallback::Standby;
@@ -14,6 +14,7 @@ use super::scripts::Script;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use super::undo::Undo;
+use crate::algorithm::Algorithm;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::clock::Clock;
 use crate::decision::Decision;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Everything the clones of a limiter share.
-pub(crate) struct Inner<A: RedisAlgorithm, C: TimeSource> {
+pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
     pub(crate) quota: Quota,
     pub(crate) params: Params,
     pub(crate) capacity: u32,
@@ -38,7 +39,7 @@ pub(crate) struct Inner<A: RedisAlgorithm, C: TimeSource> {
     pub(crate) telemetry: Telemetry,
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> Inner<A, C> {
+impl<A: Algorithm, C: TimeSource> Inner<A, C> {
     /// Refuses what no wait can admit.
     pub(crate) fn fits(&self, cost: u32, op: Op) -> Result<(), RedisError> {
         Ok(op.within_capacity(cost, self.capacity)?)

@@ -1,6 +1,5 @@
 //! [`RedisLimiter`]: one quota per key, shared by every server through Redis.
 
-use super::algorithm::RedisAlgorithm;
 use super::builder::RedisBuilder;
 use super::composite::Handle;
 use super::deny_cache::DenyCache;
@@ -9,6 +8,7 @@ use super::inner::Inner;
 use super::telemetry::RedisStats;
 use super::time::{RedisTime, TimeSource};
 use super::undo::Undo;
+use crate::algorithm::Algorithm;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::decision::Decision;
 use crate::quota::Quota;
@@ -47,13 +47,13 @@ use std::time::{Duration, Instant};
 /// # Ok(())
 /// # }
 /// ```
-pub struct RedisLimiter<A: RedisAlgorithm, C: TimeSource = RedisTime> {
+pub struct RedisLimiter<A: Algorithm, C: TimeSource = RedisTime> {
     pub(crate) inner: Arc<Inner<A, C>>,
     /// `inner` again, as group decisions know it (whatever `A` and `C`).
     pub(crate) handle: Handle,
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     pub(crate) fn from_inner(inner: Inner<A, C>) -> Self {
         let inner = Arc::new(inner);
         RedisLimiter {
@@ -63,7 +63,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
     }
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> Clone for RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource> Clone for RedisLimiter<A, C> {
     fn clone(&self) -> Self {
         RedisLimiter {
             inner: Arc::clone(&self.inner),
@@ -72,7 +72,7 @@ impl<A: RedisAlgorithm, C: TimeSource> Clone for RedisLimiter<A, C> {
     }
 }
 
-impl<A: RedisAlgorithm, C: TimeSource> fmt::Debug for RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource> fmt::Debug for RedisLimiter<A, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner = &*self.inner;
         f.debug_struct("RedisLimiter")
@@ -88,7 +88,7 @@ impl<A: RedisAlgorithm, C: TimeSource> fmt::Debug for RedisLimiter<A, C> {
 }
 
 /// # Connecting
-impl<A: RedisAlgorithm, C: TimeSource + Default> RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource + Default> RedisLimiter<A, C> {
     /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379/`) with every default:
     /// prefix `"sluicegate:"`, decisions on Redis's clock (or `C::default()`), a timeout of
     /// 100 ms per call, the deny cache on, errors returned while Redis is down.
@@ -102,12 +102,12 @@ impl<A: RedisAlgorithm, C: TimeSource + Default> RedisLimiter<A, C> {
     /// A builder for everything else: prefix, clock, timeouts, cluster, lazy connection,
     /// deny cache, fallback, name.
     pub fn builder(quota: Quota, url: &str) -> RedisBuilder<A, C> {
-        RedisBuilder::new(quota, url)
+        RedisBuilder::new(quota, url, A::KIND)
     }
 }
 
 /// # Checking requests
-impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     /// Decides one request for `key`, consuming one unit when it is allowed.
     pub async fn check(&self, key: &str) -> Result<Decision, RedisError> {
         self.decide(key, 1, Op::Check).await
@@ -207,7 +207,7 @@ impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
 }
 
 /// # Inspecting
-impl<A: RedisAlgorithm, C: TimeSource> RedisLimiter<A, C> {
+impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     /// The quota each key gets.
     pub fn quota(&self) -> Quota {
         self.inner.quota

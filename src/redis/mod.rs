@@ -18,6 +18,11 @@
 //! # }
 //! ```
 //!
+//! [`AnyRedisLimiter`] is the same limiter with its algorithm chosen at run time (from a
+//! configuration, an [`AlgorithmKind`](crate::algorithm::AlgorithmKind)), as
+//! [`AnyKeyedLimiter`](crate::dynamic::AnyKeyedLimiter) is in process; it writes the same
+//! keys as the typed limiter of that algorithm, so the two share state.
+//!
 //! # Time and exactness
 //!
 //! By default every script reads Redis's own clock (`TIME`): one clock decides, whatever the
@@ -52,6 +57,10 @@
 //! - every key starts with the prefix (default `"sluicegate:"`; one prefix per limit);
 //! - the caller's key is the hash tag, so each key's state sits in one cluster slot (braces
 //!   and `%` in keys are percent-escaped; a prefix with braces is refused);
+//! - HTTP front ends (the tower layer's Redis limits, the `http_server` example, the Node and
+//!   Python middlewares) give the limit named `N` the prefix `sluicegate:http:N:`
+//!   ([`http::redis_prefix`](crate::http::redis_prefix), feature `http`), so processes in
+//!   any language share a limit by naming it alike;
 //! - the algorithm's letter and a 30-bit fingerprint of the quota end the name (six
 //!   characters: Redis memory per key grows with the name), so changing a quota starts from
 //!   fresh state rather than misreading the old one, whose keys then expire.
@@ -135,6 +144,7 @@
 //! hash of the key, never the key. [`RedisLimiter::stats`] counts the same without either.
 
 mod algorithm;
+mod any;
 mod backend;
 mod batch;
 mod builder;
@@ -155,7 +165,7 @@ mod telemetry;
 mod time;
 mod undo;
 
-pub use algorithm::RedisAlgorithm;
+pub use any::AnyRedisLimiter;
 pub use builder::{
     RedisBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_DENY_CACHE_CAPACITY, DEFAULT_PREFIX,
     DEFAULT_TIMEOUT,
