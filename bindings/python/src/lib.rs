@@ -11,6 +11,8 @@ mod errors;
 mod gil;
 mod keyed;
 mod limiter;
+mod redis;
+mod runtime;
 
 use pyo3::prelude::*;
 
@@ -21,6 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<clock::ManualClock>()?;
     m.add_class::<limiter::Limiter>()?;
     m.add_class::<keyed::KeyedLimiter>()?;
+    m.add_class::<redis::RedisLimiter>()?;
     m.add("RedisError", m.py().get_type::<errors::RedisError>())?;
     m.add_function(wrap_pyfunction!(gil::_release_gil_during_checks, m)?)?;
     Ok(())

@@ -27,18 +27,19 @@ def test_the_package_ships_py_typed_and_stubs() -> None:
     assert files.joinpath("_native.pyi").is_file()
 
 
-def mypy(*arguments: str) -> subprocess.CompletedProcess[str]:
+def mypy(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         import mypy  # noqa: F401
     except ImportError:
         pytest.fail("mypy is not installed: pip install mypy (the stubs' tests need it)",
                     pytrace=False)
+    # Run in a temporary folder: mypy leaves its cache where it runs.
     return subprocess.run([sys.executable, "-m", *arguments], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, cwd=cwd)
 
 
-def test_the_stubs_match_the_compiled_module() -> None:
-    result = mypy("mypy.stubtest", "sluicegate._native")
+def test_the_stubs_match_the_compiled_module(tmp_path: Path) -> None:
+    result = mypy("mypy.stubtest", "sluicegate._native", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -46,7 +47,8 @@ def test_a_type_checker_reads_the_stubs(tmp_path: Path) -> None:
     good = tmp_path / "good.py"
     good.write_text(textwrap.dedent("""
         from typing import Optional
-        from sluicegate import KeyedLimiter, Limiter, ManualClock
+        import asyncio
+        from sluicegate import KeyedLimiter, Limiter, ManualClock, RedisError, RedisLimiter
 
         clock = ManualClock()
         per_user = KeyedLimiter("100/minute burst 20", algorithm="sliding-window", clock=clock)
@@ -55,14 +57,22 @@ def test_a_type_checker_reads_the_stubs(tmp_path: Path) -> None:
         held: int = len(per_user)
         clock.advance(0.25)
         wait: float = Limiter("1000/second").hit(2).wait
+
+        async def shared(url: str) -> bool:
+            async with RedisLimiter("5/second", url=url, algorithm="gcra") as limiter:
+                first = await limiter.acheck("user:42", cost=2)
+                return first.allowed and bool(limiter.check("user:42"))
+
+        kind: str = RedisError("down").kind
+        asyncio.run(shared("redis://127.0.0.1:6379/"))
     """))
     bad = tmp_path / "bad.py"
     bad.write_text(textwrap.dedent("""
         from sluicegate import KeyedLimiter
         KeyedLimiter("5/second").check(42)
     """))
-    checked = mypy("mypy", "--strict", "--no-incremental", str(good))
+    checked = mypy("mypy", "--strict", "--no-incremental", str(good), cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    refused = mypy("mypy", "--strict", "--no-incremental", str(bad))
+    refused = mypy("mypy", "--strict", "--no-incremental", str(bad), cwd=tmp_path)
     assert refused.returncode == 1
     assert 'Argument 1 to "check" of "KeyedLimiter" has incompatible type "int"' in refused.stdout

@@ -4,6 +4,6 @@ Every decision is the engine's; this package converts arguments, decisions and e
 Times are seconds (floats).
 """
 
-from ._native import Decision, KeyedLimiter, Limiter, ManualClock, RedisError
+from ._native import Decision, KeyedLimiter, Limiter, ManualClock, RedisError, RedisLimiter
 
-__all__ = ["Decision", "KeyedLimiter", "Limiter", "ManualClock", "RedisError"]
+__all__ = ["Decision", "KeyedLimiter", "Limiter", "ManualClock", "RedisError", "RedisLimiter"]

@@ -3,7 +3,8 @@
 Every time is in seconds (float). Every decision is the engine's.
 """
 
-from typing import Optional, final
+from types import TracebackType
+from typing import Any, Coroutine, Literal, Optional, final
 
 __all__ = [
     "Decision",
@@ -11,6 +12,7 @@ __all__ = [
     "Limiter",
     "ManualClock",
     "RedisError",
+    "RedisLimiter",
     "_release_gil_during_checks",
 ]
 
@@ -113,6 +115,76 @@ class KeyedLimiter:
     @property
     def max_cost(self) -> int:
         """The largest cost one check can ever be allowed."""
+
+@final
+class RedisLimiter:
+    """One limit for every process on a Redis (or a Redis Cluster):
+    `RedisLimiter("100/minute", url="redis://127.0.0.1:6379/")`.
+
+    Connects when built (unless `lazy`); `check`, `peek` and `hit` block with the GIL
+    released; `acheck`, `apeek` and `ahit` are awaitables (asyncio). Each call is one atomic
+    script on Redis bounded by `timeout` seconds; when Redis cannot answer in time it raises
+    `RedisError`. The same quota, algorithm, key and prefix on the same Redis are one limit
+    for every process (Rust, Node and Python alike).
+    """
+
+    def __new__(
+        cls,
+        quota: str,
+        url: str = "redis://127.0.0.1:6379/",
+        algorithm: str = "gcra",
+        prefix: str = "sluicegate:",
+        cluster: bool = False,
+        timeout: float = 0.1,
+        clock: Optional[ManualClock] = None,
+        lazy: bool = False,
+    ) -> RedisLimiter:
+        """`ValueError` for a bad quota, algorithm, URL or prefix, or a quota the algorithm
+        cannot run exactly on Redis; `RedisError` when Redis cannot be reached (not `lazy`).
+        `url` with `cluster=True`: seed nodes separated by commas."""
+    def check(self, key: str, cost: int = 1) -> Decision:
+        """Decides a request of `cost` for `key`, consuming it when allowed (blocks)."""
+    def peek(self, key: str, cost: int = 1) -> Decision:
+        """The decision `check(key, cost)` would return now, consuming nothing (blocks)."""
+    def hit(self, key: str, n: int = 1) -> Decision:
+        """Records `n` for `key` whatever the answer (blocks)."""
+    def acheck(self, key: str, cost: int = 1) -> Coroutine[Any, Any, Decision]:
+        """`check`, awaitable."""
+    def apeek(self, key: str, cost: int = 1) -> Coroutine[Any, Any, Decision]:
+        """`peek`, awaitable."""
+    def ahit(self, key: str, n: int = 1) -> Coroutine[Any, Any, Decision]:
+        """`hit`, awaitable."""
+    def close(self) -> None:
+        """Drops the connection; later calls raise `RuntimeError`."""
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def available(self) -> bool:
+        """False while Redis is known to be unreachable (calls then fail at once)."""
+    @property
+    def algorithm(self) -> str: ...
+    @property
+    def quota(self) -> str: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def max_cost(self) -> int: ...
+    def __enter__(self) -> RedisLimiter: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+        /,
+    ) -> Literal[False]: ...
+    def __aenter__(self) -> Coroutine[Any, Any, RedisLimiter]: ...
+    def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+        /,
+    ) -> Coroutine[Any, Any, Literal[False]]: ...
 
 class RedisError(ConnectionError):
     """Redis could not decide: no answer within the timeout, unreachable, or the call was
