@@ -5,6 +5,7 @@ managers, and one limit shared by threads and by another process."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import threading
@@ -279,3 +280,36 @@ def test_close_and_the_context_managers(redis_server: RedisServer, prefix: str) 
             await limiter.acheck("a")
 
     asyncio.run(main())
+
+
+def test_a_process_forked_after_a_redis_limiter_refuses_instead_of_hanging(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    # The runtime's threads do not survive fork(): the child must get an error, never hang.
+    limiter = RedisLimiter("5/second", url=redis_server.url, prefix=prefix)
+    assert limiter.check("a")
+    child = os.fork()
+    if child == 0:  # the child: exit 0 only if every call refused with the fork message
+        code = 0
+        for call in (lambda: limiter.check("a"),
+                     lambda: RedisLimiter("5/second", url=redis_server.url)):
+            try:
+                call()
+                code = 1
+            except RuntimeError as error:
+                code = code or (0 if "forked" in str(error) else 2)
+            except BaseException:
+                code = 3
+        os._exit(code)
+    deadline = time.monotonic() + 10
+    while True:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            os.kill(child, 9)
+            os.waitpid(child, 0)
+            pytest.fail("the forked child hung on a RedisLimiter call")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert limiter.check("a")  # the parent's limiter still works
