@@ -18,4 +18,4 @@ def test_the_first_example_runs() -> None:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(code.group(1), str(README), "exec"), {})
-    assert printed.getvalue() == "go ahead; 19 more allowed now\n"
+    assert printed.getvalue() == "go ahead; 99 more allowed now\n"
