@@ -35,6 +35,8 @@ if [ ! -x "$venv/bin/python" ]; then
     fi
 fi
 python="$venv/bin/python"
+# maturin's build hook runs the `maturin` binary it finds on PATH: the virtualenv's.
+export PATH="$venv/bin:$PATH"
 "$python" --version
 
 step "maturin, pytest and mypy from PyPI"
