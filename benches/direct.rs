@@ -12,9 +12,10 @@ use governor::clock::QuantaUpkeepClock;
 use governor::middleware::NoOpMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::{Clock, CoarseClock, TscClock};
+use sluicegate::Algorithm;
 use sluicegate::{Limiter, Quota};
 use std::hint::black_box;
 use std::num::NonZeroU32;

@@ -17,11 +17,12 @@ use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::CoarseClock;
 use sluicegate::dynamic::{AnyKeyedLimiter, AnyLimiter};
 use sluicegate::policy::AlgorithmKind;
+use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Limiter, Quota};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -36,9 +36,10 @@ use criterion::{
 };
 use governor::DefaultKeyedRateLimiter;
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::{Clock, CoarseClock, TscClock};
+use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Limiter, Quota};
 use std::hash::Hash;
 use std::hint::black_box;

@@ -20,10 +20,11 @@ mod redis_server;
 use redis::aio::ConnectionManager;
 use redis_server::RedisServer;
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::RedisLimiter;
+use sluicegate::Algorithm;
 use sluicegate::Quota;
 use std::future::Future;
 use std::sync::Arc;

@@ -11,9 +11,10 @@
 use std::time::Duration;
 
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Limiter, Quota};
 
 /// Runs a trace (one single-cost request at each instant) through a fresh limiter.

@@ -81,36 +81,7 @@
     unreachable_pub
 )]
 
-// The pure rules live in `src/algorithm/`, a private module that knows nothing of where state
-// lives; `algorithm` is their public face, with the `Algorithm` trait of the state layer.
-#[path = "algorithm/mod.rs"]
-mod rules;
-
-pub mod algorithm {
-    //! The six algorithms, as pure transitions on packed state.
-    //!
-    //! Each type here is a marker chosen as the `A` parameter of a [`Limiter`](crate::Limiter) or a
-    //! [`KeyedLimiter`](crate::KeyedLimiter).
-    //! The algorithm itself is a pure function
-    //! `(state, now, cost, params) -> (new state or none, Decision)`: no atomics, no clock, no
-    //! allocation. One compare-and-swap loop applies it to an `AtomicU64`;
-    //! [`SlidingLog`], whose state is a ring of timestamps, has its own small concurrent ring.
-    //!
-    //! Conventions shared by all six:
-    //! - time is nanoseconds since the clock's epoch, clamped to `2^62 - 1` (146 years);
-    //! - a reading earlier than the state's own time counts as the state's time, so a clock
-    //!   stepping backwards never over-admits;
-    //! - an admitted request stops counting exactly one `period` after it was admitted: windows
-    //!   are half-open, `[t, t + period)`;
-    //! - a quota an algorithm cannot run exactly within its 64 bits is refused when the limiter
-    //!   is built, with a [`QuotaError::Unsupported`](crate::QuotaError::Unsupported) naming the
-    //!   bound it hit.
-
-    pub use crate::rules::{
-        AlgorithmKind, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
-    };
-    pub use crate::state::Algorithm;
-}
+pub mod algorithm;
 pub mod backend;
 pub mod clock;
 #[cfg(feature = "serde")]
@@ -138,6 +109,7 @@ pub use error::{CapacityError, QuotaError};
 pub use keyed::{KeyedBuilder, KeyedLimiter};
 pub use limiter::Limiter;
 pub use quota::Quota;
+pub use state::Algorithm;
 
 /// The README's examples, compiled and run as doctests so they cannot drift from the code.
 #[cfg(doctest)]

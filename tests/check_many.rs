@@ -7,9 +7,10 @@ mod reference;
 use harness::summary;
 use proptest::prelude::*;
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Quota};
 use std::time::Duration;
 

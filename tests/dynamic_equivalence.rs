@@ -8,12 +8,13 @@ mod reference;
 use harness::{summary, Step};
 use proptest::prelude::*;
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::{Backend, Op};
 use sluicegate::clock::ManualClock;
 use sluicegate::dynamic::{AnyKeyedLimiter, AnyLimiter};
 use sluicegate::policy::AlgorithmKind;
+use sluicegate::Algorithm;
 use sluicegate::{CapacityError, Decision, KeyedLimiter, Limiter, Quota};
 
 type Summary = (

@@ -9,9 +9,10 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{Limiter, Quota, QuotaError};
 use std::time::Duration;
 

@@ -15,7 +15,7 @@ use sluicegate::clock::ManualClock;
 use sluicegate::{Limiter, Quota};
 use std::time::Duration;
 
-fn accepted_by<A: sluicegate::algorithm::Algorithm>(quota: &Quota) -> bool {
+fn accepted_by<A: sluicegate::Algorithm>(quota: &Quota) -> bool {
     Limiter::<A, ManualClock>::with_clock(*quota, ManualClock::new()).is_ok()
 }
 

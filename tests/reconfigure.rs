@@ -16,9 +16,10 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Limiter, Quota};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

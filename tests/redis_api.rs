@@ -143,7 +143,7 @@ async fn any_redis_limiter_is_the_typed_limiter_it_names() {
     use sluicegate::algorithm::{AlgorithmKind, FixedWindow, LeakyBucket};
     use sluicegate::redis::AnyRedisLimiter;
 
-    async fn typed<A: sluicegate::algorithm::Algorithm>(
+    async fn typed<A: sluicegate::Algorithm>(
         q: Quota,
         url: &str,
         clock: &ManualClock,

@@ -21,11 +21,12 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::{all_of, Member, Op};
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{RedisError, RedisLimiter};
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Quota};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

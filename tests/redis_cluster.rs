@@ -8,12 +8,13 @@ mod redis_server;
 
 use redis_server::RedisCluster;
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::Op;
 use sluicegate::backend::{all_of, Member};
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{RedisLimiter, RedisTime};
+use sluicegate::Algorithm;
 use sluicegate::Quota;
 use std::time::Duration;
 

@@ -7,13 +7,14 @@ mod redis_server;
 
 use redis_server::{unused_port, RedisServer};
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::backend::{
     self, all_of, Backend, BackendErrorKind, Call, Member, Op, Receipt, Reservation,
 };
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{RedisError, RedisLimiter};
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Quota};
 use std::time::Duration;
 

@@ -9,10 +9,11 @@ mod redis_server;
 
 use redis_server::RedisServer;
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{RedisLimiter, RedisTime, TimeSource};
+use sluicegate::Algorithm;
 use sluicegate::Quota;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

@@ -6,9 +6,10 @@
 mod redis_server;
 
 use redis_server::RedisServer;
-use sluicegate::algorithm::{Algorithm, Gcra, SlidingWindow};
+use sluicegate::algorithm::{Gcra, SlidingWindow};
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::RedisLimiter;
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Quota};
 use std::time::Duration;
 

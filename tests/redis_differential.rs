@@ -24,10 +24,11 @@ use reference::{
     TokenBucketModel,
 };
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::RedisLimiter;
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Quota};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

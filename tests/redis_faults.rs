@@ -8,10 +8,11 @@ mod redis_server;
 
 use redis_server::{unused_port, RedisServer};
 use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{Fallback, RedisError, RedisLimiter};
+use sluicegate::Algorithm;
 use sluicegate::Quota;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -13,10 +13,9 @@ use loom::thread;
 use reference::{
     FixedWindowModel, GcraModel, LeakyModel, Model, SlidingWindowModel, TokenBucketModel,
 };
-use sluicegate::algorithm::{
-    Algorithm, FixedWindow, Gcra, LeakyBucket, SlidingWindow, TokenBucket,
-};
+use sluicegate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingWindow, TokenBucket};
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{Limiter, Quota};
 use std::time::Duration;
 

@@ -24,8 +24,9 @@ use loom::model;
 use loom::sync::Arc;
 use loom::thread;
 use reference::{probe, GcraModel, Model, SlidingLogModel};
-use sluicegate::algorithm::{Algorithm, Gcra, SlidingLog};
+use sluicegate::algorithm::{Gcra, SlidingLog};
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{Composite, KeyedLimiter, Limiter, Quota};
 
 const KEY: u64 = 7;

@@ -15,8 +15,9 @@ use loom::model;
 use loom::sync::Arc;
 use loom::thread;
 use reference::{GcraModel, Model, SlidingLogModel};
-use sluicegate::algorithm::{Algorithm, Gcra, SlidingLog};
+use sluicegate::algorithm::{Gcra, SlidingLog};
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Quota};
 use std::hash::{BuildHasher, Hasher};
 

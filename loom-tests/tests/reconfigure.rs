@@ -16,8 +16,9 @@ use linearizable::{assert_linearizable, long_model, History, Keyed, Op, Outcomes
 use loom::sync::Arc;
 use loom::thread;
 use reference::{FixedWindowModel, GcraModel, Model, SlidingLogModel, TokenBucketModel};
-use sluicegate::algorithm::{Algorithm, FixedWindow, Gcra, SlidingLog, TokenBucket};
+use sluicegate::algorithm::{FixedWindow, Gcra, SlidingLog, TokenBucket};
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Limiter, Quota};
 
 /// 2.5 s: inside a window, after the epoch.

@@ -6,6 +6,8 @@
 #             nothing else of sluicegate-server (not in the default TARGETS: a decomposition),
 #   process   sluicegate-server, state in process,
 #   redis     sluicegate-server --redis, against a redis-server it starts on a free port,
+#   baseline  BASELINE_BIN, another sluicegate-server binary (an earlier commit's, another
+#             build profile's) run as `process` is: before/after in one alternated run,
 # and runs sluicegate-load against each in alternating rounds (floor, process, redis, floor,
 # process, redis, ...) for every workload: 1 and 3 descriptors per request, values drawn
 # uniformly from 1,000 and from 1,000,000 keys (a bare-key rule per descriptor key, 1000 per
@@ -24,7 +26,7 @@
 # Environment: ROUNDS (3), DURATION (4 s measured per run), WARMUP (1 s), CONCURRENCY (64),
 # CONNECTIONS (4), OPEN_RATE (5000), REDIS_OPEN_RATE (OPEN_RATE), LOAD_THREADS (2), PASSES
 # ("closed open"), TARGETS ("floor process redis"; add "engine" for the decomposition),
-# JOBS (cargo -j), OUT (a directory for the raw JSON lines and logs; a temporary one by
+# BASELINE_BIN (for the baseline target), JOBS (cargo -j), OUT (a directory for the raw JSON lines and logs; a temporary one by
 # default), CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -117,6 +119,16 @@ for target in $TARGETS; do
         server_pid[process]="$!"
         wait_port "${port[process]}" sluicegate-server "$OUT/process.log"
         ;;
+    baseline)
+        [ -x "${BASELINE_BIN:-}" ] || { echo "the baseline target needs BASELINE_BIN, a sluicegate-server binary" >&2; exit 1; }
+        port[baseline]="$(free_port)"
+        "$BASELINE_BIN" --config "$OUT/bench.yaml" --log warn \
+            --grpc "127.0.0.1:${port[baseline]}" --http "127.0.0.1:$(free_port)" \
+            2>"$OUT/baseline.log" &
+        pids+=("$!")
+        server_pid[baseline]="$!"
+        wait_port "${port[baseline]}" "$BASELINE_BIN" "$OUT/baseline.log"
+        ;;
     redis)
         redis_port="$(free_port)"
         redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
@@ -132,7 +144,7 @@ for target in $TARGETS; do
         server_pid[redis]="$!"
         wait_port "${port[redis]}" "sluicegate-server --redis" "$OUT/redis.log"
         ;;
-    *) echo "unknown target $target (floor, engine, process, redis)" >&2; exit 1 ;;
+    *) echo "unknown target $target (floor, engine, process, redis, baseline)" >&2; exit 1 ;;
     esac
 done
 
@@ -199,7 +211,7 @@ for p in dict.fromkeys(k[0] for k in by):
     print("| workload | target | decisions/s | requests/s | p50 µs | p99 µs | p99.9 µs | errors | over limit | CPU µs/req | × floor decisions/s | × floor p99 | × floor CPU/req |")
     print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     workloads = sorted({(k[2], k[3]) for k in by if k[0] == p})
-    targets = [t for t in ("floor", "engine", "process", "redis") if any(k[0] == p and k[1] == t for k in by)]
+    targets = [t for t in ("floor", "engine", "baseline", "process", "redis") if any(k[0] == p and k[1] == t for k in by)]
     for d, k in workloads:
         floor = dict(by.get((p, "floor", d, k), []))
         for t in targets:

@@ -1,7 +1,7 @@
 //! The HTTP side: `POST /json`, `GET /healthcheck`, `GET /metrics`, `GET /rlconfig`.
 
 use crate::engine::{Engine, Refusal};
-use crate::{headers, input, json, response, telemetry};
+use crate::{input, json, response, telemetry};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -68,14 +68,14 @@ async fn should_rate_limit(State(shared): State<Shared>, body: Bytes) -> Respons
         StatusCode::OK
     };
     let mut reply = (status, axum::Json(json::response(&proto))).into_response();
-    if verdict.over {
-        let retry = headers::for_verdict(&verdict)
-            .into_iter()
-            .find(|(name, _)| name == "Retry-After")
-            .map_or_else(|| "1".to_owned(), |(_, value)| value);
-        if let Ok(value) = HeaderValue::from_str(&retry) {
-            reply.headers_mut().insert(header::RETRY_AFTER, value);
-        }
+    let headers = response::rate_limit_headers(&verdict);
+    if shared.response_headers {
+        headers.apply(reply.headers_mut());
+    } else if verdict.over {
+        let retry = headers.retry_after().unwrap_or(1);
+        reply
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry));
     }
     reply
 }

@@ -1,10 +1,10 @@
-//! A [`Verdict`] as a `RateLimitResponse`.
+//! A [`Verdict`] as a `RateLimitResponse`, and its rate-limit headers.
 
-use crate::engine::Verdict;
-use crate::headers;
 use crate::proto::envoy::config::core::v3::HeaderValue;
 use crate::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
 use crate::proto::RateLimitResponse;
+use crate::status::Verdict;
+use sluicegate::http::{DecidedLimit, RateLimitHeaders};
 
 /// The response for `verdict`; with `with_headers`, the RateLimit headers go into
 /// `response_headers_to_add`.
@@ -25,11 +25,12 @@ pub fn to_proto(verdict: &Verdict, with_headers: bool) -> RateLimitResponse {
         })
         .collect();
     let response_headers_to_add = if with_headers {
-        headers::for_verdict(verdict)
-            .into_iter()
-            .map(|(key, value)| HeaderValue {
-                key,
-                value,
+        rate_limit_headers(verdict)
+            .iter()
+            .map(|(name, value)| HeaderValue {
+                key: name.as_str().to_owned(),
+                // The library writes printable ASCII only.
+                value: String::from_utf8_lossy(value.as_bytes()).into_owned(),
                 raw_value: Vec::new(),
             })
             .collect()
@@ -42,6 +43,26 @@ pub fn to_proto(verdict: &Verdict, with_headers: bool) -> RateLimitResponse {
         response_headers_to_add,
         ..RateLimitResponse::default()
     }
+}
+
+/// The headers for `verdict`, written by the library's one writer of them, as the tower
+/// layer and every other front end would write them for the same decisions: the enforced
+/// rules (shadow-mode ones only observe) as limits named by their rules.
+pub fn rate_limit_headers(verdict: &Verdict) -> RateLimitHeaders {
+    let limits: Vec<DecidedLimit<'_>> = verdict
+        .statuses
+        .iter()
+        .filter_map(|status| {
+            let shown = status.limit.as_ref().filter(|shown| !shown.shadow)?;
+            Some(DecidedLimit {
+                name: &shown.name,
+                quota: shown.quota_limit,
+                period: shown.period,
+                decision: status.decision(),
+            })
+        })
+        .collect();
+    RateLimitHeaders::for_decisions(&limits, !verdict.over)
 }
 
 /// A `std` duration as the protobuf one.

@@ -2,8 +2,8 @@
 //! at `/metrics`), named as envoyproxy/ratelimit names them.
 
 use crate::config::{Config, Rule};
-use crate::engine::Status;
 use crate::proto::{RateLimitDescriptor, RateLimitRequest};
+use crate::status::Status;
 use metrics::{counter, histogram, Counter};
 use std::time::Duration;
 
@@ -66,19 +66,18 @@ impl RuleCounters {
 
 /// Counts one decided request: per descriptor whose rule matched, its hits (the cost) into
 /// `total_hits` and one of `over_limit` / `within_limit`, and `near_limit` / `shadow_mode`
-/// where they apply. `rules` has each descriptor's rule and cost; `counters` each rule's.
-pub fn record(
+/// where they apply. `matched` has each descriptor's rule (its index and itself) and cost;
+/// `counters` each rule's.
+pub fn record<'a>(
     request: &RateLimitRequest,
-    config: &Config,
     counters: &[RuleCounters],
-    rules: &[Option<(usize, u32)>],
+    matched: impl Iterator<Item = Option<(usize, &'a Rule, u32)>>,
     statuses: &[Status],
 ) {
-    for ((descriptor, found), status) in request.descriptors.iter().zip(rules).zip(statuses) {
-        let Some((index, cost)) = *found else {
+    for ((descriptor, found), status) in request.descriptors.iter().zip(matched).zip(statuses) {
+        let Some((index, rule, cost)) = found else {
             continue;
         };
-        let rule = &config.rules[index];
         let hits = u64::from(cost);
         if rule.detailed_metric {
             // The request's own values label the counters: looked up per request.

@@ -45,7 +45,7 @@ pub struct EmissionParams {
     /// `T`: units per request.
     interval: u64,
     /// `burst * T`.
-    capacity: u64,
+    max_backlog: u64,
     /// The latest `tat` a hit may leave: the end of the time range plus one burst, which
     /// keeps every check's arithmetic within 64 bits.
     max_tat: u64,
@@ -68,13 +68,13 @@ impl EmissionParams {
             });
         }
         let fits = |scale: Scale, interval: u64| {
-            let capacity = u128::from(burst) * u128::from(interval);
-            let top = u128::from(scale.max_units()) + 2 * capacity;
+            let max_backlog = u128::from(burst) * u128::from(interval);
+            let top = u128::from(scale.max_units()) + 2 * max_backlog;
             (top <= u128::from(MAX_STATE)).then_some(EmissionParams {
                 scale,
                 interval,
-                capacity: capacity as u64,
-                max_tat: scale.max_units() + capacity as u64,
+                max_backlog: max_backlog as u64,
+                max_tat: scale.max_units() + max_backlog as u64,
                 limit,
                 burst,
                 period,
@@ -121,18 +121,18 @@ impl EmissionParams {
 /// the emission transition plus its own way of explaining a decision.
 macro_rules! emission_algorithm {
     ($algorithm:ty, $name:literal, $explain:path) => {
-        impl $crate::rules::Packed for $algorithm {
+        impl $crate::algorithm::Packed for $algorithm {
             const NAME: &'static str = $name;
-            type Params = $crate::rules::emission::EmissionParams;
+            type Params = $crate::algorithm::emission::EmissionParams;
 
             fn params(
                 quota: &$crate::quota::Quota,
                 _unix_offset: u64,
             ) -> Result<Self::Params, $crate::error::QuotaError> {
-                $crate::rules::emission::EmissionParams::new(quota, $name)
+                $crate::algorithm::emission::EmissionParams::new(quota, $name)
             }
 
-            fn capacity(params: &Self::Params) -> u32 {
+            fn max_cost(params: &Self::Params) -> u32 {
                 params.burst()
             }
 
@@ -147,7 +147,7 @@ macro_rules! emission_algorithm {
                 cost: u32,
                 params: &Self::Params,
             ) -> (Option<u64>, $crate::decision::Decision) {
-                $crate::rules::emission::transition(tat, now, cost, params, $explain)
+                $crate::algorithm::emission::transition(tat, now, cost, params, $explain)
             }
 
             #[inline]
@@ -157,11 +157,11 @@ macro_rules! emission_algorithm {
                 cost: u32,
                 params: &Self::Params,
             ) -> (Option<u64>, $crate::decision::Decision) {
-                $crate::rules::emission::hit(tat, now, cost, params, $explain)
+                $crate::algorithm::emission::hit(tat, now, cost, params, $explain)
             }
 
             fn is_fresh(tat: u64, now: u64, params: &Self::Params) -> bool {
-                $crate::rules::emission::is_fresh(tat, now, params)
+                $crate::algorithm::emission::is_fresh(tat, now, params)
             }
 
             fn idle_after(params: &Self::Params) -> u64 {
@@ -169,7 +169,7 @@ macro_rules! emission_algorithm {
             }
 
             fn convert(tat: u64, now: u64, from: &Self::Params, to: &Self::Params) -> u64 {
-                $crate::rules::emission::convert(tat, now, from, to)
+                $crate::algorithm::emission::convert(tat, now, from, to)
             }
         }
     };
@@ -194,7 +194,7 @@ pub(super) fn transition(
     }
     let (fv, cv) = p.scale.floor_ceil(now);
     let need = u64::from(cost) * p.interval;
-    if tat.saturating_sub(fv) + need > p.capacity {
+    if tat.saturating_sub(fv) + need > p.max_backlog {
         return (
             None,
             Decision::lazy(false, p.limit, cost, p.burst, words(tat), explain),
@@ -258,7 +258,7 @@ pub(super) struct Reading {
     now: u64,
     tat: u64,
     interval: u64,
-    capacity: u128,
+    max_backlog: u128,
     /// units per ns as the fraction `num / den`.
     num: u128,
     den: u128,
@@ -273,7 +273,7 @@ impl Reading {
             now,
             tat,
             interval,
-            capacity: u128::from(d.small()) * u128::from(interval),
+            max_backlog: u128::from(d.small()) * u128::from(interval),
             // In both modes the units per ns are `limit * T / period`.
             num: u128::from(d.limit()) * u128::from(interval),
             den: u128::from(period),
@@ -302,12 +302,12 @@ impl Reading {
 
     pub(super) fn details(&self, wait: u64) -> Details {
         let backlog = self.backlog();
-        let remaining = self.capacity.saturating_sub(backlog) / u128::from(self.interval);
+        let remaining = self.max_backlog.saturating_sub(backlog) / u128::from(self.interval);
         let retry_after = if self.allowed {
             0
         } else {
-            // Allowed once `tat - floor(now') <= capacity - cost*T`.
-            let slack = self.capacity - u128::from(self.cost * self.interval);
+            // Allowed once `tat - floor(now') <= max_backlog - cost*T`.
+            let slack = self.max_backlog - u128::from(self.cost * self.interval);
             self.until(saturate_u64(u128::from(self.tat).saturating_sub(slack)))
         };
         Details {

@@ -76,7 +76,7 @@ impl Packed for FixedWindow {
         })
     }
 
-    fn capacity(params: &FixedWindowParams) -> u32 {
+    fn max_cost(params: &FixedWindowParams) -> u32 {
         params.limit
     }
 

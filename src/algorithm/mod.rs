@@ -1,7 +1,22 @@
-//! The six algorithms' pure rules: each a transition on packed state (the sliding log's, on a
-//! snapshot of its log), with no atomics, no clock, no allocation and nothing about where the
-//! state lives. Private: [`crate::algorithm`] is their public face, beside the
-//! [`Algorithm`](crate::algorithm::Algorithm) trait through which the state layer runs them.
+//! The six algorithms, as pure transitions on packed state.
+//!
+//! Each type here is a marker chosen as the `A` parameter of a [`Limiter`](crate::Limiter) or
+//! a [`KeyedLimiter`](crate::KeyedLimiter) (bounded by the sealed
+//! [`Algorithm`](crate::Algorithm) trait, through which the state layer runs them). The rule
+//! itself is a pure function `(state, now, cost, params) -> (new state or none, Decision)`: no
+//! atomics, no clock, no allocation, nothing about where the state lives. One
+//! compare-and-swap loop applies it to an `AtomicU64`; [`SlidingLog`], whose state is a ring
+//! of timestamps, has its own small concurrent ring.
+//!
+//! Conventions shared by all six:
+//! - time is nanoseconds since the clock's epoch, clamped to `2^62 - 1` (146 years);
+//! - a reading earlier than the state's own time counts as the state's time, so a clock
+//!   stepping backwards never over-admits;
+//! - an admitted request stops counting exactly one `period` after it was admitted: windows
+//!   are half-open, `[t, t + period)`;
+//! - a quota an algorithm cannot run exactly within its 64 bits is refused when the limiter
+//!   is built, with a [`QuotaError::Unsupported`](crate::QuotaError::Unsupported) naming the
+//!   bound it hit.
 
 pub(crate) mod divide;
 pub(crate) mod emission;

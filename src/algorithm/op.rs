@@ -25,10 +25,18 @@ impl Op {
         }
     }
 
-    /// The one capacity rule: a cost above `capacity` can never be admitted, so anything but
+    /// The one capacity rule: a cost above `capacity` (a limit's
+    /// [`max_cost`](crate::backend::Backend::max_cost)) can never be admitted, so anything but
     /// a hit (which records whatever the answer) is refused.
+    ///
+    /// ```
+    /// use sluicegate::backend::Op;
+    /// assert!(Op::Check.within_capacity(5, 5).is_ok());
+    /// assert!(Op::Peek.within_capacity(6, 5).is_err());
+    /// assert!(Op::Hit.within_capacity(6, 5).is_ok());
+    /// ```
     #[inline]
-    pub(crate) fn within_capacity(self, cost: u32, capacity: u32) -> Result<(), CapacityError> {
+    pub fn within_capacity(self, cost: u32, capacity: u32) -> Result<(), CapacityError> {
         if cost > capacity && self != Op::Hit {
             return Err(CapacityError::new(cost, capacity));
         }

@@ -18,12 +18,12 @@ pub trait Packed: Send + Sync + Sized + 'static {
     /// [`unix_offset`](crate::clock::Clock::unix_offset), for window alignment.
     fn params(quota: &Quota, unix_offset: u64) -> Result<Self::Params, QuotaError>;
     /// The largest cost a single check can ever be allowed.
-    fn capacity(params: &Self::Params) -> u32;
+    fn max_cost(params: &Self::Params) -> u32;
     /// The packed fresh state.
     fn fresh(params: &Self::Params) -> u64;
     /// The decision on `state` for `cost` at `now`, and the state to write if it is allowed
     /// and changes anything. Pure. Every state it returns is at most
-    /// [`MAX_STATE`](crate::rules::MAX_STATE).
+    /// [`MAX_STATE`](crate::algorithm::MAX_STATE).
     fn transition(
         state: u64,
         now: u64,

@@ -146,7 +146,7 @@ impl Packed for SlidingWindow {
         })
     }
 
-    fn capacity(params: &SlidingWindowParams) -> u32 {
+    fn max_cost(params: &SlidingWindowParams) -> u32 {
         params.limit
     }
 

@@ -143,7 +143,7 @@ impl Packed for TokenBucket {
         TokenBucketParams::new(quota)
     }
 
-    fn capacity(params: &TokenBucketParams) -> u32 {
+    fn max_cost(params: &TokenBucketParams) -> u32 {
         params.burst
     }
 

@@ -7,8 +7,8 @@
 
 use super::summary::Summary;
 use super::{BackendError, Joint, Member, Part, Receipt};
+use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::rules::Op;
 use smallvec::SmallVec;
 
 /// Each member's decision, inline for the usual few members.

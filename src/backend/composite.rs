@@ -18,13 +18,13 @@
 //! in process, so it completes at once, with no executor and no allocation.
 
 use super::{decide_parts, summarize, Backend, Call, Found, Part, Receipt, Reservation};
-use crate::algorithm::Algorithm;
+use crate::algorithm::Op;
 use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::error::CapacityError;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
-use crate::rules::Op;
+use crate::state::Algorithm;
 use std::borrow::Borrow;
 use std::fmt;
 use std::future::Future;

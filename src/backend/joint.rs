@@ -3,8 +3,8 @@
 //! the whole group at once instead of peeking, reserving and undoing member by member.
 
 use super::Call;
+use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::rules::Op;
 use std::any::Any;
 use std::fmt;
 

@@ -1,8 +1,8 @@
 //! [`KeyState::peek`]: a key's numbers read through the seam, for snapshots and dashboards.
 
 use super::{Backend, BackendError, Call};
+use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::rules::Op;
 use crate::telemetry::KeyState;
 
 impl KeyState {

@@ -53,7 +53,7 @@ mod part;
 mod receipt;
 mod summary;
 
-pub use crate::rules::Op;
+pub use crate::algorithm::Op;
 pub use all_of::{all_of, all_of_each};
 pub use call::Call;
 pub use composite::{Composite, Keyed, Limit};
@@ -64,11 +64,11 @@ pub use receipt::{Receipt, Reservation};
 
 pub(crate) use all_of::{decide as decide_parts, summarize, Found};
 
-use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 

@@ -2,7 +2,7 @@
 //! backend and a key as a part.
 
 use super::{Backend, Call, Joint, Receipt, Reservation};
-use crate::rules::Op;
+use crate::algorithm::Op;
 use std::fmt;
 
 /// One limit of an all-or-nothing decision, bound to its key. [`Member`] makes one of any

@@ -132,12 +132,6 @@ impl<C: Clock> AnyLimiter<C> {
         dispatch!(Direct, &self.0, limiter => limiter.max_cost())
     }
 
-    /// The old name of [`max_cost`](Self::max_cost).
-    #[deprecated(since = "0.2.0", note = "renamed `max_cost`, as on every limiter")]
-    pub fn capacity(&self) -> u32 {
-        self.max_cost()
-    }
-
     /// The clock this limiter reads.
     pub fn clock(&self) -> &C {
         dispatch!(Direct, &self.0, limiter => limiter.clock())

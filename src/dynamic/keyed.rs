@@ -226,15 +226,6 @@ where
         dispatch!(Keyed, &self.0, limiter => limiter.slots())
     }
 
-    /// The old name of [`slots`](Self::slots).
-    #[deprecated(
-        since = "0.2.0",
-        note = "renamed `slots`: a limiter's capacity is a cost, `max_cost`"
-    )]
-    pub fn capacity(&self) -> usize {
-        self.slots()
-    }
-
     /// Bytes the limiter holds; see [`KeyedLimiter::memory_bytes`].
     pub fn memory_bytes(&self) -> usize {
         dispatch!(Keyed, &self.0, limiter => limiter.memory_bytes())

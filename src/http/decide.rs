@@ -3,7 +3,7 @@
 use super::headers::{ceil_secs, Report};
 use super::key::KeyBuf;
 use super::limit::RequestLimit;
-use super::OnBackendError;
+use super::on_backend_error::OnBackendError;
 use crate::backend::{all_of_each, BackendError, Member, Op};
 use crate::decision::{Decision, Numbers};
 use std::time::Duration;
@@ -97,7 +97,10 @@ pub(crate) async fn all(
 /// denying limit admits it again (which `all_of` guarantees is when the request is admitted,
 /// if nothing else consumes in between).
 #[inline]
-fn summarize(decided: impl Iterator<Item = (usize, Decision)>, allowed: bool) -> Outcome {
+pub(crate) fn summarize(
+    decided: impl Iterator<Item = (usize, Decision)>,
+    allowed: bool,
+) -> Outcome {
     let mut report: Option<(Report, Duration)> = None;
     let mut wait = Duration::ZERO;
     let mut violated = 0u64;

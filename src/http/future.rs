@@ -1,7 +1,7 @@
 //! [`ResponseFuture`]: the inner service's response with the headers added, a rejection, or
 //! (for remote backends and shaping delays) a boxed decision.
 
-use super::headers::Stamp;
+use super::headers::RateLimitHeaders;
 use http::Response;
 use std::fmt;
 use std::future::Future;
@@ -22,13 +22,16 @@ pub struct ResponseFuture<F, B, E> {
 }
 
 enum State<F, B, E> {
-    Inner { future: F, stamp: Option<Stamp> },
+    Inner {
+        future: F,
+        stamp: Option<RateLimitHeaders>,
+    },
     Ready(Option<Response<B>>),
     Boxed(Boxed<B, E>),
 }
 
 impl<F, B, E> ResponseFuture<F, B, E> {
-    pub(crate) fn inner(future: F, stamp: Stamp) -> Self {
+    pub(crate) fn inner(future: F, stamp: RateLimitHeaders) -> Self {
         ResponseFuture {
             state: State::Inner {
                 future,

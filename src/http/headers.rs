@@ -1,6 +1,7 @@
 //! The response headers: `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-
 //! headers-10, as RFC 9651 Structured Fields), `Retry-After`, and the legacy
-//! `X-RateLimit-*` trio.
+//! `X-RateLimit-*` trio. The one writer of them: the layer, `http_server`,
+//! `sluicegate-server` and the Node and Python middlewares all send what this file writes.
 //!
 //! - `RateLimit-Policy: "ip";q=5;w=1, "token";q=100;w=60`: each limit's quota `q` per window
 //!   `w` seconds, by name. `w` is left out when the period is not a whole number of seconds
@@ -10,6 +11,11 @@
 //!   limit admits the request again, rounded up to whole seconds); otherwise it is when the
 //!   reported limit is fully replenished (its window resets), rounded up, which is never
 //!   earlier than when some quota returns, as the draft requires.
+//! - A name is a Structured Field String, which holds printable ASCII only: `"` and `\` are
+//!   escaped with `\`, and every other byte of the name's UTF-8 outside printable ASCII, and
+//!   `%` itself, is written `%xx` (lowercase hex, as RFC 9651's Display Strings do), so
+//!   `"café"` goes out as `"caf%c3%a9"` and can be decoded back. Seconds are capped at
+//!   999,999,999,999,999, the largest Structured Field Integer.
 
 use crate::quota::Quota;
 use bytes::Bytes;
@@ -34,34 +40,36 @@ pub const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-r
 /// The largest Structured Field integer (15 digits).
 const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
 
-/// The longest limit name, so that headers stay small.
+/// The longest limit name the layer takes, in characters, so that headers stay small.
 pub(crate) const MAX_NAME: usize = 64;
 
-/// Why a limit's name cannot go into a header, if it cannot: a name must be 1 to 64
-/// printable ASCII characters (it is written as a Structured Field String).
+/// Why the layer refuses a limit's name, if it does: a name is 1 to 64 characters.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > MAX_NAME {
+    let length = name.chars().count();
+    if length == 0 || length > MAX_NAME {
         return Err(format!(
             "a limit's name must be 1 to {MAX_NAME} characters: {name:?}"
-        ));
-    }
-    if let Some(bad) = name.chars().find(|c| !(' '..='~').contains(c)) {
-        return Err(format!(
-            "a limit's name must be printable ASCII (it goes into the RateLimit headers): \
-             {name:?} has {bad:?}"
         ));
     }
     Ok(())
 }
 
-/// Writes `text` (checked by [`check_name`]) as a Structured Field String.
+/// Writes `text` as a Structured Field String: `"` and `\\` escaped, bytes outside printable
+/// ASCII and `%` percent-encoded (see the module documentation).
 pub(crate) fn push_sf_string(out: &mut String, text: &str) {
     out.push('"');
-    for c in text.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
+    for byte in text.bytes() {
+        match byte {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(char::from(byte));
+            }
+            b'%' => out.push_str("%25"),
+            b' '..=b'~' => out.push(char::from(byte)),
+            _ => {
+                let _ = write!(out, "%{byte:02x}");
+            }
         }
-        out.push(c);
     }
     out.push('"');
 }
@@ -78,21 +86,32 @@ pub(crate) fn ceil_secs(duration: Duration) -> u64 {
 pub(crate) fn policy_value<'a>(
     limits: impl Iterator<Item = (&'a str, Quota)>,
 ) -> Option<HeaderValue> {
+    let text = policy_text(limits.map(|(name, quota)| (name, quota.limit(), quota.period())));
+    // Names are escaped to printable ASCII; the rest is digits and punctuation.
+    HeaderValue::from_str(&text).ok()?;
+    Some(HeaderValue::from_static(intern(text)))
+}
+
+/// The `RateLimit-Policy` text for limits of these names, quotas `q` and periods: a name
+/// that comes twice (two descriptors of one rule) is listed once.
+pub(crate) fn policy_text<'a>(limits: impl Iterator<Item = (&'a str, u32, Duration)>) -> String {
     let mut out = String::new();
-    for (name, quota) in limits {
+    let mut listed: Vec<&str> = Vec::new();
+    for (name, q, period) in limits {
+        if listed.contains(&name) {
+            continue;
+        }
+        listed.push(name);
         if !out.is_empty() {
             out.push_str(", ");
         }
         push_sf_string(&mut out, name);
-        let _ = write!(out, ";q={}", quota.limit());
-        let period = quota.period();
+        let _ = write!(out, ";q={q}");
         if period.subsec_nanos() == 0 && period.as_secs() > 0 {
             let _ = write!(out, ";w={}", period.as_secs().min(SF_INTEGER_MAX));
         }
     }
-    // Names were checked to be printable ASCII; the rest is digits and punctuation.
-    HeaderValue::from_str(&out).ok()?;
-    Some(HeaderValue::from_static(intern(out)))
+    out
 }
 
 /// `text` kept for the rest of the program, once per distinct text: the policy header is the
@@ -123,41 +142,43 @@ pub(crate) struct Report {
     pub(crate) reset: u64,
 }
 
-/// The `RateLimit` value: `"name";r=R;t=T`. `prefix` is the limit's name as a String item.
+/// The `RateLimit` value: `"name";r=R;t=T`. `prefix` is the limit's name as a String item
+/// ([`push_sf_string`]).
 #[inline]
-pub(crate) fn ratelimit_value(prefix: &str, report: &Report) -> Option<HeaderValue> {
+pub(crate) fn ratelimit_value(prefix: &str, report: &Report) -> HeaderValue {
     // Formatted by hand: this runs for every response, and `fmt` would double its cost.
-    let mut out = StackText::<{ MAX_NAME * 2 + 64 }>::new();
+    let mut out = Vec::with_capacity(prefix.len() + 46);
     let mut digits = [0u8; 20];
-    out.push(prefix.as_bytes());
-    out.push(b";r=");
+    out.extend_from_slice(prefix.as_bytes());
+    out.extend_from_slice(b";r=");
     let at = super::ip::decimal(u64::from(report.remaining), &mut digits);
-    out.push(&digits[at..]);
-    out.push(b";t=");
+    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(b";t=");
     let at = super::ip::decimal(report.reset, &mut digits);
-    out.push(&digits[at..]);
-    // `prefix` is a checked name (printable ASCII) and the rest digits and punctuation, and
-    // the buffer holds the longest name escaped: always a valid value, so the per-byte
-    // validation (a third of this function's cost) is skipped.
-    let text = out.as_bytes();
-    debug_assert!(text.iter().all(|b| (b' '..=b'~').contains(b)));
+    out.extend_from_slice(&digits[at..]);
+    // `prefix` is escaped to printable ASCII and the rest is digits and punctuation: always
+    // a valid value, so the per-byte validation (a third of this function's cost) is skipped.
+    debug_assert!(out.iter().all(|b| (b' '..=b'~').contains(b)));
     // SAFETY: printable ASCII, hence valid UTF-8, as `from_maybe_shared_unchecked` requires.
-    Some(unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::copy_from_slice(text)) })
+    unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::from(out)) }
 }
 
-/// The headers one response gets, computed when the request is decided.
-#[derive(Debug, Default)]
-pub(crate) struct Stamp {
+/// The rate-limit headers one response gets: `RateLimit-Policy`, `RateLimit`, on a refusal
+/// `Retry-After`, and the legacy `X-RateLimit-*` trio when they are on. Computed when a
+/// request is decided ([`Verdict`](super::Verdict)), added by whichever front end answers.
+#[derive(Debug, Default, Clone)]
+pub struct RateLimitHeaders {
     pub(crate) policy: Option<HeaderValue>,
     pub(crate) ratelimit: Option<HeaderValue>,
     pub(crate) retry_after: Option<u64>,
     pub(crate) legacy: Option<Report>,
 }
 
-impl Stamp {
-    /// Adds the headers to `headers`, replacing any the inner service set.
+impl RateLimitHeaders {
+    /// Adds the headers to `headers`, replacing any of the same names.
     #[inline]
-    pub(crate) fn apply(self, headers: &mut HeaderMap) {
+    pub fn apply(self, headers: &mut HeaderMap) {
+        // By move, not through `iter`: this runs for every response.
         if let Some(policy) = self.policy {
             headers.insert(RATELIMIT_POLICY, policy);
         }
@@ -173,31 +194,41 @@ impl Stamp {
             headers.insert(X_RATELIMIT_RESET, HeaderValue::from(report.reset));
         }
     }
-}
 
-/// A fixed buffer that a header value is assembled in without allocating; bytes past its end
-/// are cut.
-struct StackText<const N: usize> {
-    bytes: [u8; N],
-    len: usize,
-}
-
-impl<const N: usize> StackText<N> {
-    fn new() -> Self {
-        StackText {
-            bytes: [0; N],
-            len: 0,
-        }
+    /// The headers, in the order `RateLimit-Policy`, `RateLimit`, `Retry-After`,
+    /// `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (those present).
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = (HeaderName, HeaderValue)> + '_ {
+        let legacy = self.legacy.iter().flat_map(|report| {
+            [
+                (X_RATELIMIT_LIMIT, HeaderValue::from(report.quota)),
+                (X_RATELIMIT_REMAINING, HeaderValue::from(report.remaining)),
+                (X_RATELIMIT_RESET, HeaderValue::from(report.reset)),
+            ]
+        });
+        let policy = self.policy.clone().map(|v| (RATELIMIT_POLICY, v));
+        let ratelimit = self.ratelimit.clone().map(|v| (RATELIMIT, v));
+        let retry = self
+            .retry_after
+            .map(|s| (RETRY_AFTER, HeaderValue::from(s)));
+        policy
+            .into_iter()
+            .chain(ratelimit)
+            .chain(retry)
+            .chain(legacy)
     }
 
-    fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
+    /// `Retry-After`'s whole seconds, on a refusal.
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
     }
 
-    fn push(&mut self, text: &[u8]) {
-        let take = text.len().min(N - self.len);
-        self.bytes[self.len..self.len + take].copy_from_slice(&text[..take]);
-        self.len += take;
+    /// True when there is no header to add.
+    pub fn is_empty(&self) -> bool {
+        self.policy.is_none()
+            && self.ratelimit.is_none()
+            && self.retry_after.is_none()
+            && self.legacy.is_none()
     }
 }
 
@@ -206,16 +237,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_printable_ascii_strings_with_escapes() {
+    fn names_are_strings_with_escapes_and_percent_encoding() {
         assert!(check_name("ip").is_ok());
         assert!(check_name("a \"quoted\" \\ name").is_ok());
+        assert!(check_name(&"é".repeat(64)).is_ok());
         assert!(check_name("").is_err());
-        assert!(check_name("tab\tname").is_err());
-        assert!(check_name("é").is_err());
         assert!(check_name(&"x".repeat(65)).is_err());
         let mut out = String::new();
-        push_sf_string(&mut out, "a \"q\" \\");
-        assert_eq!(out, r#""a \"q\" \\""#);
+        push_sf_string(&mut out, "a \"q\" \\ 100% café\t");
+        assert_eq!(out, r#""a \"q\" \\ 100%25 caf%c3%a9%09""#);
     }
 
     #[test]
@@ -247,9 +277,6 @@ mod tests {
             remaining: 4,
             reset: 1,
         };
-        assert_eq!(
-            ratelimit_value("\"ip\"", &report).unwrap(),
-            "\"ip\";r=4;t=1"
-        );
+        assert_eq!(ratelimit_value("\"ip\"", &report), "\"ip\";r=4;t=1");
     }
 }

@@ -77,34 +77,47 @@
 //! headers so scripts can read them. Without a `CorsLayer`,
 //! [`exempt_preflight`](RateLimitBuilder::exempt_preflight) lets preflights through.
 
+mod builder;
 #[cfg(feature = "tokio")]
 pub mod client;
 mod decide;
 mod error;
+mod foreign;
 mod future;
 mod headers;
 mod ip;
 mod key;
 mod layer;
 mod limit;
+mod limiter;
+mod on_backend_error;
 mod policy;
 mod rejection;
+mod request;
 mod respond;
 mod service;
+mod verdict;
 
+pub use builder::RateLimitBuilder;
 pub use error::BuildError;
+pub use foreign::DecidedLimit;
 pub use future::ResponseFuture;
 pub use headers::{
-    RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING, X_RATELIMIT_RESET,
+    RateLimitHeaders, RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
+    X_RATELIMIT_RESET,
 };
 pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};
 pub use key::{
-    key_fn, ClientIp, ForwardedHeaders, Global, HeaderKey, KeyBuf, KeyError, KeyErrorKind,
-    KeyExtractor, KeyFn, Or,
+    key_fn, ClientIp, ForwardedHeaders, GivenKey, GivenKeys, Global, HeaderKey, KeyBuf, KeyError,
+    KeyErrorKind, KeyExtractor, KeyFn, Or,
 };
-pub use layer::{OnBackendError, RateLimitBuilder, RateLimitLayer};
+pub use layer::RateLimitLayer;
 pub use limit::{Cost, RequestLimit};
+pub use limiter::RequestLimiter;
+pub use on_backend_error::OnBackendError;
 pub use policy::{in_process_backend, key_extractor, redis_prefix};
 pub use rejection::Rejection;
+pub use request::request_parts;
 pub use respond::{PlainText, ProblemJson, Responder};
 pub use service::RateLimitService;
+pub use verdict::{Deciding, PendingVerdict, Verdict};

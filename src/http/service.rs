@@ -1,19 +1,13 @@
-//! [`RateLimitService`]: extracts each limit's key, decides, and answers or passes on.
+//! [`RateLimitService`]: asks its [`RequestLimiter`] for a verdict, then answers or passes on.
 
-use super::decide::{self, Outcome};
 use super::future::ResponseFuture;
-use super::headers::Stamp;
-use super::key::KeyBuf;
-use super::layer::Shared;
-use crate::backend::{BackendError, BackendErrorKind, Op};
+use super::headers::RateLimitHeaders;
+use super::limiter::RequestLimiter;
+use super::verdict::{Deciding, Verdict};
 use bytes::Bytes;
-use http::request::Parts;
 use http::{Request, Response};
 use std::fmt;
-use std::future::Future;
-use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tower_service::Service;
 
@@ -25,24 +19,18 @@ use tower_service::Service;
 #[derive(Clone)]
 pub struct RateLimitService<S> {
     inner: S,
-    shared: Arc<Shared>,
+    limiter: RequestLimiter,
 }
 
 impl<S> RateLimitService<S> {
-    pub(crate) fn new(inner: S, shared: Arc<Shared>) -> Self {
-        RateLimitService { inner, shared }
+    pub(crate) fn new(inner: S, limiter: RequestLimiter) -> Self {
+        RateLimitService { inner, limiter }
     }
 
     /// The wrapped service.
     pub fn get_ref(&self) -> &S {
         &self.inner
     }
-}
-
-/// A request's keys and costs, one per limit.
-struct Extracted {
-    keys: Vec<KeyBuf>,
-    costs: Vec<u32>,
 }
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for RateLimitService<S>
@@ -63,168 +51,50 @@ where
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
         let (parts, body) = request.into_parts();
-        let shared = &*self.shared;
-        if shared.exempt(&parts) {
-            let request = Request::from_parts(parts, body);
-            return ResponseFuture::inner(self.inner.call(request), Stamp::default());
-        }
-        if let [limit] = &shared.limits[..] {
-            // One limit, the common case: nothing allocated on the way.
-            let (key, cost) = match shared.key_and_cost(0, &parts) {
-                Ok(found) => found,
-                Err(response) => return ResponseFuture::ready(response),
-            };
-            let on_error = shared.on_backend_error;
-            let decided = match limit.backend.decide(key.as_str(), cost, Op::Check).now() {
-                Ok(result) => Some(decide::single(result, on_error)),
-                // A remote backend's call is lazy: dropped unpolled, it did nothing; the
-                // decision is made again, owned, in a boxed future.
-                Err(lazy) => {
-                    drop(lazy);
-                    None
-                }
-            };
-            return match decided {
-                Some(outcome) => self.proceed(outcome, parts, body),
-                None => {
-                    let extracted = Extracted {
-                        keys: vec![key],
-                        costs: vec![cost],
-                    };
-                    self.later(parts, body, extracted)
-                }
-            };
-        }
-        let count = shared.limits.len();
-        let mut extracted = Extracted {
-            keys: Vec::with_capacity(count),
-            costs: Vec::with_capacity(count),
-        };
-        for i in 0..count {
-            let (key, cost) = match shared.key_and_cost(i, &parts) {
-                Ok(found) => found,
-                Err(response) => return ResponseFuture::ready(response),
-            };
-            extracted.keys.push(key);
-            extracted.costs.push(cost);
-        }
-        if !shared.immediate {
-            return self.later(parts, body, extracted);
-        }
-        let on_error = shared.on_backend_error;
-        let deciding = decide::all(&shared.limits, &extracted.keys, &extracted.costs, on_error);
-        let outcome = match pin!(deciding).poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(outcome) => outcome,
-            // Every backend answered at once when the layer was built; one that now waits
-            // broke the seam's contract. Its reservations so far stay consumed (erring toward
-            // denying) and the request is handled as a backend error.
-            Poll::Pending => {
-                let error = BackendError::new(
-                    BackendErrorKind::Unavailable,
-                    "an in-process backend did not answer at once",
-                );
-                decide::failed(None, error, on_error)
+        match self.limiter.decide(&parts) {
+            Deciding::Now(Verdict::Refuse(response)) => {
+                ResponseFuture::ready(response.map(ResBody::from))
             }
-        };
-        self.proceed(outcome, parts, body)
-    }
-}
-
-impl<S> RateLimitService<S> {
-    /// Answers a decided request: a rejection now, or the inner service's response.
-    fn proceed<ReqBody, ResBody>(
-        &mut self,
-        outcome: Outcome,
-        parts: Parts,
-        body: ReqBody,
-    ) -> ResponseFuture<S::Future, ResBody, S::Error>
-    where
-        S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-        S::Error: Send + 'static,
-        ReqBody: Send + 'static,
-        ResBody: From<Bytes> + Send + 'static,
-    {
-        match verdict(&self.shared, outcome) {
-            Err(response) => ResponseFuture::ready(response),
-            Ok((stamp, wait)) if wait.is_zero() => {
+            Deciding::Now(Verdict::Pass { headers, wait }) if wait.is_zero() => {
                 let request = Request::from_parts(parts, body);
-                ResponseFuture::inner(self.inner.call(request), stamp)
+                ResponseFuture::inner(self.inner.call(request), headers)
             }
-            Ok((stamp, wait)) => {
+            Deciding::Now(Verdict::Pass { headers, wait }) => {
                 let mut inner = self.take_ready_inner();
                 ResponseFuture::boxed(Box::pin(async move {
                     sleep(wait).await;
                     let response = inner.call(Request::from_parts(parts, body)).await?;
-                    Ok(stamped(response, stamp))
+                    Ok(stamped(response, headers))
+                }))
+            }
+            Deciding::Later(pending) => {
+                let mut inner = self.take_ready_inner();
+                ResponseFuture::boxed(Box::pin(async move {
+                    match pending.await {
+                        Verdict::Refuse(response) => Ok(response.map(ResBody::from)),
+                        Verdict::Pass { headers, wait } => {
+                            sleep(wait).await;
+                            let response = inner.call(Request::from_parts(parts, body)).await?;
+                            Ok(stamped(response, headers))
+                        }
+                    }
                 }))
             }
         }
     }
+}
 
-    /// Decides in a boxed future: a remote backend's round trip.
-    fn later<ReqBody, ResBody>(
-        &mut self,
-        parts: Parts,
-        body: ReqBody,
-        extracted: Extracted,
-    ) -> ResponseFuture<S::Future, ResBody, S::Error>
-    where
-        S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-        S::Error: Send + 'static,
-        ReqBody: Send + 'static,
-        ResBody: From<Bytes> + Send + 'static,
-    {
-        let shared = Arc::clone(&self.shared);
-        let mut inner = self.take_ready_inner();
-        ResponseFuture::boxed(Box::pin(async move {
-            let on_error = shared.on_backend_error;
-            let Extracted { keys, costs } = extracted;
-            let outcome =
-                if let ([limit], [key], [cost]) = (&shared.limits[..], &keys[..], &costs[..]) {
-                    let result = limit.backend.decide(key.as_str(), *cost, Op::Check).await;
-                    decide::single(result, on_error)
-                } else {
-                    decide::all(&shared.limits, &keys, &costs, on_error).await
-                };
-            match verdict(&shared, outcome) {
-                Err(response) => Ok(response),
-                Ok((stamp, wait)) => {
-                    sleep(wait).await;
-                    let response = inner.call(Request::from_parts(parts, body)).await?;
-                    Ok(stamped(response, stamp))
-                }
-            }
-        }))
-    }
-
+impl<S: Clone> RateLimitService<S> {
     /// The inner service, which `poll_ready` made ready, leaving a clone in its place (the
     /// clone is made ready by the next `poll_ready`): what a future that calls it later needs.
-    fn take_ready_inner(&mut self) -> S
-    where
-        S: Clone,
-    {
+    fn take_ready_inner(&mut self) -> S {
         let clone = self.inner.clone();
         std::mem::replace(&mut self.inner, clone)
     }
 }
 
-/// A rejection to answer, or the headers and shaping delay of an admission.
-fn verdict<B: From<Bytes>>(
-    shared: &Shared,
-    outcome: Outcome,
-) -> Result<(Stamp, Duration), Response<B>> {
-    match outcome {
-        Outcome::Admit { report, wait } => Ok((shared.admitted(report.as_ref()), wait)),
-        Outcome::Deny { report, violated } => Err(shared.denied(&report, violated)),
-        Outcome::TableFull { limit } => Err(shared.table_full(limit)),
-        Outcome::Failed { limit, error } => Err(shared.failed(limit, &error)),
-    }
-}
-
-fn stamped<B>(mut response: Response<B>, stamp: Stamp) -> Response<B> {
-    stamp.apply(response.headers_mut());
+fn stamped<B>(mut response: Response<B>, headers: RateLimitHeaders) -> Response<B> {
+    headers.apply(response.headers_mut());
     response
 }
 
@@ -240,7 +110,7 @@ impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimitService")
             .field("inner", &self.inner)
-            .field("limits", &self.shared.limits)
+            .field("limiter", &self.limiter)
             .finish()
     }
 }

@@ -2,10 +2,10 @@
 
 use super::options::{ClockSource, TableOptions};
 use super::KeyedLimiter;
-use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::error::QuotaError;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;

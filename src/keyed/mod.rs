@@ -7,17 +7,18 @@ mod options;
 pub use builder::KeyedBuilder;
 pub(crate) use options::{ClockSource, TableOptions};
 
-use crate::algorithm::{Algorithm, AlgorithmKind, Gcra};
+use crate::algorithm::clamp_time;
+use crate::algorithm::Op;
+use crate::algorithm::{AlgorithmKind, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::quota::Quota;
-use crate::rules::clamp_time;
-use crate::rules::Op;
 use crate::state::engine::Swap;
 use crate::state::shared_quota::SharedQuota;
 use crate::state::sync::{lock, AtomicU32, Mutex, Ordering};
 use crate::state::table::{Layout, Table};
+use crate::state::Algorithm;
 use crate::telemetry::LimiterLog;
 use std::borrow::Borrow;
 use std::fmt;
@@ -51,7 +52,7 @@ use std::hash::{BuildHasher, Hash};
 /// ```
 pub struct KeyedLimiter<K, A: Algorithm = Gcra, C: Clock = TscClock, S = ahash::RandomState> {
     table: Table<K, A, S>,
-    capacity: AtomicU32,
+    max_cost: AtomicU32,
     quota: SharedQuota,
     clock: C,
     /// Serializes reconfigurations; counts them (the generation of the current quota).
@@ -118,7 +119,7 @@ where
     ) -> Result<Self, QuotaError> {
         let params = A::params(&quota, clock.unix_offset())?;
         Ok(KeyedLimiter {
-            capacity: AtomicU32::new(A::capacity(&params)),
+            max_cost: AtomicU32::new(A::max_cost(&params)),
             table: Table::new(params, hasher, layout),
             quota: SharedQuota::new(quota),
             clock,
@@ -244,7 +245,7 @@ where
     /// Refuses a cost that could never be admitted.
     #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        Op::Check.within_capacity(n, self.capacity.load(Ordering::Relaxed))
+        Op::Check.within_capacity(n, self.max_cost.load(Ordering::Relaxed))
     }
 
     /// The current time, clamped, for composite checks.
@@ -349,12 +350,12 @@ where
         let now = clamp_time(self.clock.now());
         // A lower capacity is published first, so that new costs above it are refused
         // before any key is converted; a higher one once every key is.
-        let capacity = A::capacity(&params);
-        if capacity < self.capacity.load(Ordering::Relaxed) {
-            self.capacity.store(capacity, Ordering::Relaxed);
+        let max_cost = A::max_cost(&params);
+        if max_cost < self.max_cost.load(Ordering::Relaxed) {
+            self.max_cost.store(max_cost, Ordering::Relaxed);
         }
         self.table.reconfigure(params, *generation, now);
-        self.capacity.store(capacity, Ordering::Relaxed);
+        self.max_cost.store(max_cost, Ordering::Relaxed);
         self.quota.store(quota);
         Ok(())
     }
@@ -381,16 +382,7 @@ where
     /// Slots currently allocated for keys (held keys, swept ones awaiting compaction, and
     /// room to grow).
     pub fn slots(&self) -> usize {
-        self.table.capacity()
-    }
-
-    /// The old name of [`slots`](Self::slots).
-    #[deprecated(
-        since = "0.2.0",
-        note = "renamed `slots`: a limiter's capacity is a cost, `max_cost`"
-    )]
-    pub fn capacity(&self) -> usize {
-        self.slots()
+        self.table.slots()
     }
 
     /// Bytes the limiter holds: its arrays, the sliding logs' rings, memory awaiting
@@ -429,7 +421,7 @@ where
 
     /// The largest cost one check can be allowed.
     pub fn max_cost(&self) -> u32 {
-        self.capacity.load(Ordering::Relaxed)
+        self.max_cost.load(Ordering::Relaxed)
     }
 
     /// Shards in the table.

@@ -1,9 +1,9 @@
 //! [`KeyedLimiter`] as telemetry reads it.
 
 use super::KeyedLimiter;
-use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use crate::telemetry::{Counts, Observed};
 use std::hash::{BuildHasher, Hash};
 

@@ -16,7 +16,7 @@ use std::ptr;
 pub(super) struct Generation<A: Engine> {
     pub(super) cell: CachePadded<A::Cell>,
     pub(super) params: A::Params,
-    pub(super) capacity: u32,
+    pub(super) max_cost: u32,
     /// 1 for the first reconfiguration, and so on; stamped on swaps (see `Swap::generation`).
     pub(super) number: u32,
     /// Under loom, reclamation marks a generation freed instead of freeing it.
@@ -29,7 +29,7 @@ impl<A: Engine> Generation<A> {
     pub(super) fn pending(old: &A::Cell, params: A::Params, number: u32) -> Self {
         Generation {
             cell: CachePadded::new(A::pending_cell(old, &params)),
-            capacity: A::capacity(&params),
+            max_cost: A::max_cost(&params),
             params,
             number,
             #[cfg(loom)]

@@ -3,16 +3,17 @@
 mod generations;
 mod observed;
 
-use crate::algorithm::{Algorithm, AlgorithmKind, Gcra};
+use crate::algorithm::clamp_time;
+use crate::algorithm::Op;
+use crate::algorithm::{AlgorithmKind, Gcra};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
 use crate::error::{CapacityError, QuotaError};
 use crate::quota::Quota;
-use crate::rules::clamp_time;
-use crate::rules::Op;
 use crate::state::engine::{Stale, Swap};
 use crate::state::shared_quota::SharedQuota;
 use crate::state::sync::{lock, AtomicPtr, AtomicU32, Mutex, Ordering, SpinWait};
+use crate::state::Algorithm;
 use crate::telemetry::LimiterLog;
 use crossbeam_utils::CachePadded;
 use generations::{Generation, Generations};
@@ -42,7 +43,7 @@ pub struct Limiter<A: Algorithm = Gcra, C: Clock = TscClock> {
     /// fields. Frozen by the first [`set_quota`](Self::set_quota).
     cell: CachePadded<A::Cell>,
     params: A::Params,
-    capacity: AtomicU32,
+    max_cost: AtomicU32,
     quota: SharedQuota,
     clock: C,
     /// The generations after a reconfiguration; null until the first one (published before
@@ -73,7 +74,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
         let params = A::params(&quota, clock.unix_offset())?;
         Ok(Limiter {
             cell: CachePadded::new(A::new_cell(&params)),
-            capacity: AtomicU32::new(A::capacity(&params)),
+            max_cost: AtomicU32::new(A::max_cost(&params)),
             params,
             quota: SharedQuota::new(quota),
             clock,
@@ -165,7 +166,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// Refuses a cost that could never be admitted.
     #[inline(always)]
     fn fits(&self, n: u32) -> Result<(), CapacityError> {
-        Op::Check.within_capacity(n, self.capacity.load(Ordering::Relaxed))
+        Op::Check.within_capacity(n, self.max_cost.load(Ordering::Relaxed))
     }
 
     /// Decides in `mode`, counting and logging the decision.
@@ -214,7 +215,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
             let generation = later
                 .latest(&guard)
                 .expect("published before generation 0 was frozen");
-            if cost > generation.capacity && mode != Op::Hit {
+            if mode.within_capacity(cost, generation.max_cost).is_err() {
                 // `check_n` measured the cost against the capacity before a reconfiguration
                 // lowered it: such a request can never be admitted any more.
                 let standing = A::check(&generation.cell, &generation.params, now, 0, Op::Peek);
@@ -296,7 +297,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
             let next = later.publish(Generation::pending(old_cell, to, number), &guard);
             let now = clamp_time(self.clock.now());
             A::reconfigure(old_cell, &next.cell, from, &next.params, now);
-            self.capacity.store(next.capacity, Ordering::Relaxed);
+            self.max_cost.store(next.max_cost, Ordering::Relaxed);
             self.quota.store(quota);
         }
         later.collect();
@@ -342,13 +343,7 @@ impl<A: Algorithm, C: Clock> Limiter<A, C> {
     /// The largest cost one check can be allowed: the burst for the rate algorithms, the limit
     /// for the window algorithms (the same number as [`KeyedLimiter::max_cost`](crate::KeyedLimiter::max_cost)).
     pub fn max_cost(&self) -> u32 {
-        self.capacity.load(Ordering::Relaxed)
-    }
-
-    /// The old name of [`max_cost`](Self::max_cost).
-    #[deprecated(since = "0.2.0", note = "renamed `max_cost`, as on every limiter")]
-    pub fn capacity(&self) -> u32 {
-        self.max_cost()
+        self.max_cost.load(Ordering::Relaxed)
     }
 
     /// The clock this limiter reads.

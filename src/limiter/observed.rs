@@ -1,9 +1,9 @@
 //! [`Limiter`] as telemetry reads it.
 
 use super::Limiter;
-use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use crate::telemetry::{Counts, Observed};
 
 /// A direct limiter counts its checks with the `metrics` feature (in per-thread records, as

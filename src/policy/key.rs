@@ -6,12 +6,14 @@ use std::str::FromStr;
 /// What a request is counted against: everything together, the client's address, or a
 /// header's value. The HTTP layer turns each into a key extractor.
 ///
-/// Written `global`, `peer-ip` or `header:NAME`.
+/// Written `global`, `peer-ip` (or `ip`, as the Node and Python middlewares name it) or
+/// `header:NAME`.
 ///
 /// ```
 /// use sluicegate::policy::KeySpec;
 /// assert_eq!("header:X-Api-Key".parse::<KeySpec>()?, KeySpec::Header("x-api-key".into()));
 /// assert_eq!(KeySpec::PeerIp.to_string(), "peer-ip");
+/// assert_eq!("ip".parse::<KeySpec>()?, KeySpec::PeerIp);
 /// # Ok::<(), sluicegate::policy::PolicyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -43,7 +45,7 @@ impl FromStr for KeySpec {
         let unknown = || super::PolicyError::UnknownKey(text.to_owned());
         match text.to_ascii_lowercase().as_str() {
             "global" => Ok(KeySpec::Global),
-            "peer-ip" | "peer_ip" => Ok(KeySpec::PeerIp),
+            "peer-ip" | "peer_ip" | "ip" => Ok(KeySpec::PeerIp),
             lower => {
                 let name = lower.strip_prefix("header:").ok_or_else(unknown)?.trim();
                 // RFC 9110 field names are tokens: visible ASCII but separators.

@@ -3,9 +3,9 @@
 
 use super::limiter::RedisLimiter;
 use super::time::TimeSource;
-use crate::algorithm::Algorithm;
 use crate::backend::{Backend, BackendError, Call, Joint, Op, Receipt, Reservation};
 use crate::quota::Quota;
+use crate::state::Algorithm;
 
 /// Each call is one round trip (none for a capacity error or a deny-cache answer); a
 /// reservation's [`Receipt`] undoes exactly what it wrote, if nothing was recorded on the key

@@ -12,9 +12,10 @@ use super::params::Params;
 use super::scripts::SCRIPTS;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
-use crate::algorithm::{Algorithm, AlgorithmKind};
+use crate::algorithm::AlgorithmKind;
 use crate::dynamic::for_kind;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -259,7 +260,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
         .await?;
         let name = self.name.unwrap_or_else(|| self.prefix.clone());
         let inner = Inner {
-            capacity: params.capacity(&self.quota),
+            max_cost: params.max_cost(&self.quota),
             quota: self.quota,
             params,
             keys,

@@ -1,12 +1,12 @@
 //! [`Fallback`]: what a [`RedisLimiter`](super::RedisLimiter) answers while Redis cannot.
 
 use super::error::RedisError;
-use crate::algorithm::Algorithm;
 use crate::backend::{Backend, Op, Receipt, Reservation};
 use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::time::Duration;
 
 /// What a limiter answers when Redis times out or cannot be reached (the errors for which

@@ -14,11 +14,11 @@ use super::scripts::Script;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use super::undo::Undo;
-use crate::algorithm::Algorithm;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use redis::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
     pub(crate) quota: Quota,
     pub(crate) params: Params,
-    pub(crate) capacity: u32,
+    pub(crate) max_cost: u32,
     pub(crate) keys: KeySpace,
     pub(crate) script: &'static Script,
     pub(crate) time: C,
@@ -42,7 +42,7 @@ pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
 impl<A: Algorithm, C: TimeSource> Inner<A, C> {
     /// Refuses what no wait can admit.
     pub(crate) fn fits(&self, cost: u32, op: Op) -> Result<(), RedisError> {
-        Ok(op.within_capacity(cost, self.capacity)?)
+        Ok(op.within_capacity(cost, self.max_cost)?)
     }
 
     /// The instant to send (`None`: Redis reads `TIME`) and the same instant on the deny

@@ -8,10 +8,10 @@ use super::inner::Inner;
 use super::telemetry::RedisStats;
 use super::time::{RedisTime, TimeSource};
 use super::undo::Undo;
-use crate::algorithm::Algorithm;
 use crate::backend::{Op, Receipt, Reservation};
 use crate::decision::Decision;
 use crate::quota::Quota;
+use crate::state::Algorithm;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -216,7 +216,7 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     /// The largest cost one check can be allowed: the burst, or the limit for the windows
     /// and the log.
     pub fn max_cost(&self) -> u32 {
-        self.inner.capacity
+        self.inner.max_cost
     }
 
     /// The limiter's name, the `limiter` label of its metrics and logs (the prefix unless

@@ -156,7 +156,7 @@ impl Params {
     }
 
     /// The largest cost one check can be allowed.
-    pub(crate) fn capacity(&self, quota: &Quota) -> u32 {
+    pub(crate) fn max_cost(&self, quota: &Quota) -> u32 {
         match self {
             Params::Emission { .. } | Params::TokenBucket { .. } => quota.burst(),
             Params::FixedWindow { limit, .. }

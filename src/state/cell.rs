@@ -1,7 +1,7 @@
 //! The one CAS loop that applies any packed algorithm to an `AtomicU64`.
 
+use crate::algorithm::{step, Op, Packed};
 use crate::decision::Decision;
-use crate::rules::{step, Op, Packed};
 use crate::state::engine::{Stale, Swap, Sweep};
 use crate::state::sync::SpinWait;
 use crate::state::sync::{AtomicU64, Ordering};

@@ -3,10 +3,12 @@
 //!
 //! [`Engine`] is public only inside this crate-private module, which seals the public trait.
 
+use crate::algorithm::{
+    AlgorithmKind, FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket,
+};
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::rules::{AlgorithmKind, FixedWindow, Gcra, LeakyBucket, Op, SlidingWindow, TokenBucket};
 use crate::state::sync::AtomicU64;
 use std::fmt;
 
@@ -75,7 +77,7 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// [`unix_offset`](crate::clock::Clock::unix_offset), for window alignment.
     fn params(quota: &Quota, unix_offset: u64) -> Result<Self::Params, QuotaError>;
     /// The largest cost a single check can ever be allowed.
-    fn capacity(params: &Self::Params) -> u32;
+    fn max_cost(params: &Self::Params) -> u32;
     /// A fresh state: a full bucket, an empty window, an empty log.
     fn new_cell(params: &Self::Params) -> Self::Cell;
     /// A cell for `params` that checks wait on (they get [`Stale`]) until
@@ -149,37 +151,38 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// Frees what a live word (or one returned by [`Sweep::Swept`]) owns.
     ///
     /// # Safety
-    /// The word must come from [`keyed_fresh`](Engine::keyed_fresh) and no thread may still
-    /// use it.
+    /// The word must come from [`keyed_insert`](Engine::keyed_insert) (or a migration of
+    /// one) and no thread may still use it.
     unsafe fn keyed_release(word: u64);
     /// Heap bytes a live word owns beside its slot.
     fn keyed_heap_bytes(params: &Self::Params) -> usize;
 }
 
-/// Implements [`Engine`] for a [`Packed`](crate::rules::Packed) algorithm on a
+/// Implements [`Engine`] for a [`Packed`](crate::algorithm::Packed) algorithm on a
 /// [`StateCell`](crate::state::cell::StateCell).
 macro_rules! packed_engine {
     ($algorithm:ident) => {
         impl $crate::state::engine::Engine for $algorithm {
-            const KIND: $crate::rules::AlgorithmKind = $crate::rules::AlgorithmKind::$algorithm;
-            type Params = <$algorithm as $crate::rules::Packed>::Params;
+            const KIND: $crate::algorithm::AlgorithmKind =
+                $crate::algorithm::AlgorithmKind::$algorithm;
+            type Params = <$algorithm as $crate::algorithm::Packed>::Params;
             type Cell = $crate::state::cell::StateCell;
 
             fn params(
                 quota: &$crate::quota::Quota,
                 unix_offset: u64,
             ) -> Result<Self::Params, $crate::error::QuotaError> {
-                <$algorithm as $crate::rules::Packed>::params(quota, unix_offset)
+                <$algorithm as $crate::algorithm::Packed>::params(quota, unix_offset)
             }
 
-            fn capacity(params: &Self::Params) -> u32 {
-                <$algorithm as $crate::rules::Packed>::capacity(params)
+            fn max_cost(params: &Self::Params) -> u32 {
+                <$algorithm as $crate::algorithm::Packed>::max_cost(params)
             }
 
             fn new_cell(params: &Self::Params) -> Self::Cell {
-                $crate::state::cell::StateCell::new(<$algorithm as $crate::rules::Packed>::fresh(
-                    params,
-                ))
+                $crate::state::cell::StateCell::new(
+                    <$algorithm as $crate::algorithm::Packed>::fresh(params),
+                )
             }
 
             fn pending_cell(_old: &Self::Cell, _params: &Self::Params) -> Self::Cell {
@@ -192,7 +195,7 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::rules::Op,
+                mode: $crate::algorithm::Op,
             ) -> Result<
                 (
                     $crate::decision::Decision,
@@ -225,16 +228,16 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::rules::Op,
+                mode: $crate::algorithm::Op,
             ) -> (
                 u64,
                 $crate::decision::Decision,
                 Option<$crate::state::engine::Swap>,
             ) {
                 use $crate::state::table::word::OFFSET;
-                let fresh = <$algorithm as $crate::rules::Packed>::fresh(params);
+                let fresh = <$algorithm as $crate::algorithm::Packed>::fresh(params);
                 let (next, decision) =
-                    $crate::rules::step::<$algorithm>(fresh, now, cost, params, mode);
+                    $crate::algorithm::step::<$algorithm>(fresh, now, cost, params, mode);
                 match next {
                     Some(next) => {
                         let swap = $crate::state::engine::Swap::new(fresh + OFFSET, next + OFFSET);
@@ -249,8 +252,8 @@ macro_rules! packed_engine {
                 now: u64,
                 cost: u32,
             ) -> $crate::decision::Decision {
-                let fresh = <$algorithm as $crate::rules::Packed>::fresh(params);
-                <$algorithm as $crate::rules::Packed>::transition(fresh, now, cost, params).1
+                let fresh = <$algorithm as $crate::algorithm::Packed>::fresh(params);
+                <$algorithm as $crate::algorithm::Packed>::transition(fresh, now, cost, params).1
             }
 
             #[inline(always)]
@@ -259,7 +262,7 @@ macro_rules! packed_engine {
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
-                mode: $crate::rules::Op,
+                mode: $crate::algorithm::Op,
             ) -> Result<
                 (
                     $crate::decision::Decision,
@@ -296,7 +299,7 @@ macro_rules! packed_engine {
             }
 
             fn idle_after(params: &Self::Params) -> u64 {
-                <$algorithm as $crate::rules::Packed>::idle_after(params)
+                <$algorithm as $crate::algorithm::Packed>::idle_after(params)
             }
 
             unsafe fn keyed_release(_word: u64) {}

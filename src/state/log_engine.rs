@@ -5,11 +5,11 @@ use super::engine::{Engine, Stale, Swap, Sweep};
 use super::log_ring::LogRing;
 use super::sync::{AtomicU64, Ordering};
 use super::table::word;
+use crate::algorithm::sliding_log::SlidingLogParams;
+use crate::algorithm::{AlgorithmKind, Op, SlidingLog};
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
-use crate::rules::sliding_log::SlidingLogParams;
-use crate::rules::{AlgorithmKind, Op, SlidingLog};
 
 impl Engine for SlidingLog {
     const KIND: AlgorithmKind = AlgorithmKind::SlidingLog;
@@ -20,7 +20,7 @@ impl Engine for SlidingLog {
         SlidingLog::validate(quota)
     }
 
-    fn capacity(params: &SlidingLogParams) -> u32 {
+    fn max_cost(params: &SlidingLogParams) -> u32 {
         params.limit
     }
 

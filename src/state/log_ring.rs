@@ -21,10 +21,10 @@
 //! slot of an in-progress write also sees the head that write set, and fails validation.
 //! Model-checked in `loom-tests/` (linearizability against the sequential log).
 
+use crate::algorithm::divide::Divisor;
+use crate::algorithm::sliding_log::{decide, SlidingLogParams, Snapshot};
+use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::rules::divide::Divisor;
-use crate::rules::sliding_log::{decide, SlidingLogParams, Snapshot};
-use crate::rules::Op;
 use crate::state::engine::{Stale, Swap};
 use crate::state::sync::{AtomicU64, Ordering, SpinWait};
 

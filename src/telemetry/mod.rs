@@ -58,5 +58,4 @@ pub use metrics::{describe, PublishThread, Publisher};
 pub use observed::{Counts, Observed};
 pub use snapshot::{KeyState, Snapshot};
 
-#[allow(unused_imports)] // the core's hooks will use it
 pub(crate) use log::LimiterLog;

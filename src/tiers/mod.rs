@@ -46,7 +46,4 @@ mod limiter;
 pub use builder::TieredBuilder;
 pub use error::{TierError, UnknownTier};
 
-/// The old name of the build errors, now part of [`TierError`].
-#[deprecated(since = "0.2.0", note = "build errors are `TierError` variants now")]
-pub type TierBuildError = TierError;
 pub use limiter::TieredLimiter;

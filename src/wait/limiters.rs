@@ -2,13 +2,13 @@
 
 use super::until::until;
 use super::Jitter;
-use crate::algorithm::Algorithm;
+use crate::algorithm::Op;
 use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::error::CapacityError;
 use crate::keyed::KeyedLimiter;
 use crate::limiter::Limiter;
-use crate::rules::Op;
+use crate::state::Algorithm;
 use std::borrow::Borrow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hash};

@@ -3,8 +3,8 @@
 
 use crate::reference::{probe, Model};
 use proptest::prelude::*;
-use sluicegate::algorithm::Algorithm;
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{Decision, Limiter, Quota};
 use std::time::Duration;
 

@@ -11,8 +11,8 @@
 #![allow(dead_code)]
 
 use crate::reference::{probe, Model};
-use sluicegate::algorithm::Algorithm;
 use sluicegate::clock::ManualClock;
+use sluicegate::Algorithm;
 use sluicegate::{Decision, KeyedLimiter, Limiter};
 use std::collections::BTreeMap;
 use std::fmt::Debug;

@@ -2,19 +2,16 @@
 //! decide them together, all-or-nothing, through the library's seam.
 
 mod plan;
-mod verdict;
-
-pub use verdict::{Shown, Status, Verdict};
 
 use crate::config::Config;
 use crate::input;
 use crate::limits::{Backing, Limits};
 use crate::proto::RateLimitRequest;
+use crate::status::{Status, Verdict};
 use crate::telemetry::{self, RuleCounters};
 use arc_swap::ArcSwap;
-use plan::Plan;
+use plan::{Part, Plan};
 use sluicegate::backend::{all_of_each, BackendError, Member, Op};
-use sluicegate::Decision;
 use std::sync::Arc;
 
 /// What to answer when the backend (Redis) cannot decide.
@@ -59,22 +56,6 @@ pub enum Refusal {
     Unavailable(String),
 }
 
-/// The request's decided descriptors, sorted by how they are decided.
-#[derive(Default)]
-struct Groups {
-    /// `hits_addend` 0: only looked at.
-    looks: Vec<usize>,
-    /// A cost beyond the limit's capacity: over, consuming nothing.
-    too_big: Vec<usize>,
-    /// Shadow-mode rules: decided one by one, never denying the others.
-    shadows: Vec<usize>,
-    /// The rest: decided together, all or nothing.
-    together: Vec<usize>,
-    /// Some descriptor denies whatever the others say (a deny-all rule, a cost too big):
-    /// the group then only looks.
-    denied_anyway: bool,
-}
-
 impl Engine {
     /// An engine serving `snapshot`.
     pub fn new(snapshot: Snapshot, backing: Backing, on_backend_error: OnBackendError) -> Self {
@@ -101,97 +82,83 @@ impl Engine {
     }
 
     /// Decides `request`: one status per descriptor, all-or-nothing across the descriptors
-    /// whose rules are not in shadow mode.
+    /// whose rules are not in shadow mode. One call through the library's seam decides them
+    /// all, zero-cost looks included (one script per Redis node); each shadow-mode rule's
+    /// cost is decided on its own afterwards, so that it never denies the others.
     pub async fn decide(&self, request: &RateLimitRequest) -> Result<Verdict, Refusal> {
         if let Some(problem) = input::problem(request) {
             return Err(Refusal::Invalid(problem));
         }
         let snapshot = self.snapshot();
-        let config = &snapshot.config;
         let plans = plan::plan(&snapshot, request).await?;
-        let mut statuses: Vec<Option<Status>> =
-            plans.iter().map(|p| Status::fixed(p, config)).collect();
-        let groups = sort(&plans, &statuses, config);
-
-        for &i in &groups.looks {
-            statuses[i] = Some(self.look(config, &plans[i], false).await?);
-        }
-        for &i in &groups.too_big {
-            statuses[i] = Some(self.look(config, &plans[i], true).await?);
-        }
-        let op = if groups.denied_anyway {
+        let mut statuses: Vec<Status> = plans
+            .iter()
+            .map(|plan| plan.fixed_status().unwrap_or_else(Status::free))
+            .collect();
+        // Some descriptor denies the request whatever the limits hold: the rest only look.
+        let op = if plans.iter().any(Plan::denies_anyway) {
             Op::Peek
         } else {
             Op::Check
         };
-        self.decide_together(config, &plans, &groups.together, op, &mut statuses)
+        let together: Vec<usize> = (0..plans.len())
+            .filter(|&i| matches!(plans[i].part(), Some(Part::Enforced | Part::Look { .. })))
+            .collect();
+        self.decide_together(&plans, &together, op, &mut statuses)
             .await?;
-        for &i in &groups.shadows {
-            self.decide_together(config, &plans, &[i], Op::Check, &mut statuses)
+        for i in (0..plans.len()).filter(|&i| plans[i].part() == Some(Part::Shadow)) {
+            self.decide_together(&plans, &[i], Op::Check, &mut statuses)
                 .await?;
         }
-
-        let statuses: Vec<Status> = statuses
-            .into_iter()
-            .map(|s| s.unwrap_or_else(Status::free))
-            .collect();
         let over = statuses.iter().any(Status::denies);
-        let rules: Vec<_> = plans.iter().map(Plan::rule_and_cost).collect();
-        telemetry::record(request, config, &snapshot.counters, &rules, &statuses);
+        let matched = plans
+            .iter()
+            .map(|p| p.rule.map(|(i, rule)| (i, rule, p.cost)));
+        telemetry::record(request, &snapshot.counters, matched, &statuses);
         Ok(Verdict { statuses, over })
     }
 
     /// Decides `members` (indexes into `plans`) together with `op`: with `Op::Check` all
     /// consume or none does; with `Op::Peek` none does and each reports where it stands.
+    /// Looks weigh 0.
     async fn decide_together(
         &self,
-        config: &Config,
-        plans: &[Plan],
+        plans: &[Plan<'_>],
         members: &[usize],
         op: Op,
-        statuses: &mut [Option<Status>],
+        statuses: &mut [Status],
     ) -> Result<(), Refusal> {
         if members.is_empty() {
             return Ok(());
         }
-        let costs: Vec<(usize, u32)> = members
+        let seam: Vec<Member<'_, str>> = members
             .iter()
-            .map(|&i| (i, plans[i].rule_and_cost().map_or(1, |(_, cost)| cost)))
+            .filter_map(|&i| {
+                let (limiter, key) = plans[i].quota()?;
+                let cost = match plans[i].part()? {
+                    Part::Look { .. } => 0,
+                    Part::Enforced | Part::Shadow => plans[i].cost,
+                };
+                Some(Member::new(limiter.backend(), key).with_cost(cost))
+            })
             .collect();
-        match seam(plans, &costs, op).await {
-            Ok(decisions) => {
+        let mut decisions = Vec::with_capacity(seam.len());
+        match all_of_each(&seam, op, &mut decisions).await {
+            // A member that allowed reports OK even when another denied the request (it then
+            // consumed nothing): each status tells its own limit.
+            Ok(_) => {
                 for (&i, decision) in members.iter().zip(decisions) {
-                    // A member that allowed reports OK even when another denied the request
-                    // (it then consumed nothing): each status tells its own limit.
-                    let over = decision.is_denied();
-                    statuses[i] = Some(Status::decided(&plans[i], config, Some(decision), over));
+                    statuses[i] = plans[i].decided_status(Some(decision), false);
                 }
             }
             Err(failed) => {
                 let over = self.backend_failed(&failed)?;
                 for &i in members {
-                    statuses[i] = Some(Status::decided(&plans[i], config, None, over));
+                    statuses[i] = plans[i].decided_status(None, over);
                 }
             }
         }
         Ok(())
-    }
-
-    /// Looks at one plan's limit without consuming (a peek of one unit), reporting what is
-    /// left before it; `over` marks it over the limit whatever it finds.
-    async fn look(&self, config: &Config, plan: &Plan, over: bool) -> Result<Status, Refusal> {
-        let found = match seam(std::slice::from_ref(plan), &[(0, 1)], Op::Peek).await {
-            Ok(decisions) => decisions.into_iter().next(),
-            Err(failed) => {
-                self.backend_failed(&failed)?;
-                None
-            }
-        };
-        let mut status = Status::decided(plan, config, found, over);
-        if found.is_some_and(|d| d.is_allowed()) {
-            status.remaining = status.remaining.saturating_add(1);
-        }
-        Ok(status)
     }
 
     /// Handles a backend failure as `--on-backend-error` says: an error for `error`, else
@@ -207,58 +174,4 @@ impl Engine {
             OnBackendError::Deny => Ok(true),
         }
     }
-}
-
-/// Sorts the plans still undecided (those without a fixed status) by how they are decided.
-fn sort(plans: &[Plan], statuses: &[Option<Status>], config: &Config) -> Groups {
-    let mut groups = Groups {
-        denied_anyway: statuses.iter().flatten().any(Status::denies),
-        ..Groups::default()
-    };
-    for (i, plan) in plans.iter().enumerate() {
-        let Plan::Decide {
-            rule,
-            limiter,
-            cost,
-            ..
-        } = plan
-        else {
-            continue;
-        };
-        let shadow = config.rules[*rule].shadow_mode;
-        if *cost == 0 {
-            groups.looks.push(i);
-        } else if *cost > limiter.backend().max_cost() {
-            groups.too_big.push(i);
-            groups.denied_anyway |= !shadow;
-        } else if shadow {
-            groups.shadows.push(i);
-        } else {
-            groups.together.push(i);
-        }
-    }
-    groups
-}
-
-/// The one call into the library's seam: decides `members` (a plan's index and the cost to
-/// decide it at) with `op`, all or nothing, returning each member's decision in order. The
-/// seam's protocol sends members that share a Redis node as one script (its batch hook), and
-/// the Redis link coalesces concurrent requests' scripts into batches.
-async fn seam(
-    plans: &[Plan],
-    members: &[(usize, u32)],
-    op: Op,
-) -> Result<Vec<Decision>, BackendError> {
-    let seam: Vec<Member<'_, str>> = members
-        .iter()
-        .filter_map(|&(i, cost)| match &plans[i] {
-            Plan::Decide { limiter, key, .. } => {
-                Some(Member::new(limiter.backend(), key.as_str()).with_cost(cost))
-            }
-            _ => None,
-        })
-        .collect();
-    let mut decisions = Vec::with_capacity(seam.len());
-    all_of_each(&seam, op, &mut decisions).await?;
-    Ok(decisions)
 }

@@ -1,47 +1,155 @@
-//! From a request to a [`Plan`] per descriptor: its rule (after `replaces`), limiter, key
-//! and cost.
+//! From a request to a [`Plan`] per descriptor: its rule (after `replaces`), what that rule
+//! does with it, its key and its cost; and the status a plan's decision makes.
 
 use super::{Refusal, Snapshot};
-use crate::config::{Limit, Unit};
+use crate::config::{Limit, Rule, Unit};
 use crate::limits::RuleLimiter;
 use crate::proto::{RateLimitDescriptor, RateLimitRequest};
+use crate::status::{Shown, Status};
+use sluicegate::backend::Op;
+use sluicegate::Decision;
+use std::time::Duration;
 
 /// One descriptor on its way to a decision.
-pub(super) enum Plan {
+pub(super) struct Plan<'a> {
+    /// The rule that matched, with its index (its counters'), if one did.
+    pub(super) rule: Option<(usize, &'a Rule)>,
+    /// What the descriptor asks for: 0 only looks.
+    pub(super) cost: u32,
+    /// What the rule does with it.
+    pub(super) action: Action,
+}
+
+/// What a matched rule does with a descriptor.
+pub(super) enum Action {
     /// No rule (or a replaced one): OK, no limit.
     Free,
     /// `unlimited`.
-    Unlimited { rule: usize, cost: u32 },
+    Unlimited,
     /// `requests_per_unit: 0` (configured, or a descriptor's override).
-    DenyAll { rule: usize, unit: Unit, cost: u32 },
-    /// A quota to decide: the rule, its limiter, how `current_limit` shows it, the
-    /// descriptor's key and its cost (0 only looks).
+    DenyAll { unit: Unit },
+    /// A quota to decide with `limiter` on `key`; `shown` is how `current_limit` shows it.
     Decide {
-        rule: usize,
         limiter: RuleLimiter,
         shown: (u32, Unit),
         key: String,
-        cost: u32,
     },
 }
 
-impl Plan {
-    /// The matched rule and the cost, for metrics.
-    pub(super) fn rule_and_cost(&self) -> Option<(usize, u32)> {
-        match *self {
-            Plan::Free => None,
-            Plan::Unlimited { rule, cost }
-            | Plan::DenyAll { rule, cost, .. }
-            | Plan::Decide { rule, cost, .. } => Some((rule, cost)),
+/// How a plan with a quota takes part in the request's one all-or-nothing decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Part {
+    /// Decided with the others at its cost, all or nothing.
+    Enforced,
+    /// Looked at (cost 0) in the same call: a zero cost, or a cost no wait can ever admit,
+    /// which is over whatever the limit holds.
+    Look { too_costly: bool },
+    /// A shadow-mode rule's cost: decided on its own, never denying the others.
+    Shadow,
+}
+
+impl Plan<'_> {
+    /// The limiter and key, for plans with a quota.
+    pub(super) fn quota(&self) -> Option<(&RuleLimiter, &str)> {
+        match &self.action {
+            Action::Decide { limiter, key, .. } => Some((limiter, key)),
+            _ => None,
+        }
+    }
+
+    /// How it takes part in the decision; `None` for plans without a quota.
+    pub(super) fn part(&self) -> Option<Part> {
+        let (limiter, _) = self.quota()?;
+        let shadow = self.rule.is_some_and(|(_, rule)| rule.shadow_mode);
+        let fits = Op::Check.within_capacity(self.cost, limiter.backend().max_cost());
+        Some(if self.cost == 0 || fits.is_err() {
+            Part::Look {
+                too_costly: fits.is_err(),
+            }
+        } else if shadow {
+            Part::Shadow
+        } else {
+            Part::Enforced
+        })
+    }
+
+    /// True when this descriptor denies the request whatever the limits hold: a deny-all
+    /// rule, or a cost no wait can admit, outside shadow mode. The others then only look.
+    pub(super) fn denies_anyway(&self) -> bool {
+        let shadow = self.rule.is_some_and(|(_, rule)| rule.shadow_mode);
+        let over = matches!(self.action, Action::DenyAll { .. })
+            || self.part() == Some(Part::Look { too_costly: true });
+        over && !shadow
+    }
+
+    /// The status of a plan that needs no decision; `None` for those with a quota.
+    pub(super) fn fixed_status(&self) -> Option<Status> {
+        let rule = self.rule.map(|(_, rule)| rule);
+        match (&self.action, rule) {
+            (Action::Free, _) | (_, None) => Some(Status::free()),
+            (Action::Unlimited, _) => Some(Status {
+                remaining: u32::MAX,
+                ..Status::free()
+            }),
+            (Action::DenyAll { unit }, Some(rule)) => Some(Status {
+                over: true,
+                limit: Some(shown(rule, (0, *unit), 0, unit.duration())),
+                remaining: 0,
+                reset_after: unit.duration(),
+                retry_after: Some(unit.duration()),
+            }),
+            (Action::Decide { .. }, _) => None,
+        }
+    }
+
+    /// The status of a plan with a quota once decided: `decision` is `None` when the backend
+    /// failed and its failures are answered anyway, `over` then saying how.
+    pub(super) fn decided_status(&self, decision: Option<Decision>, over: bool) -> Status {
+        let (
+            Some((_, rule)),
+            Action::Decide {
+                limiter,
+                shown: as_shown,
+                ..
+            },
+        ) = (self.rule, &self.action)
+        else {
+            return self.fixed_status().unwrap_or_else(Status::free);
+        };
+        let quota = limiter.backend().quota();
+        let too_costly = self.part() == Some(Part::Look { too_costly: true });
+        let over = over || too_costly || decision.is_some_and(|d| d.is_denied());
+        Status {
+            over,
+            limit: Some(shown(rule, *as_shown, quota.limit(), quota.period())),
+            remaining: decision.map_or(0, |d| d.remaining()),
+            reset_after: decision.map_or(Duration::ZERO, |d| d.reset_after()),
+            retry_after: over.then(|| {
+                decision
+                    .and_then(|d| d.retry_after())
+                    .unwrap_or(Duration::from_secs(1))
+            }),
         }
     }
 }
 
-/// Matches every descriptor of `request` and works out its limiter, key and cost.
-pub(super) async fn plan(
-    snapshot: &Snapshot,
+/// How a response shows `rule`.
+fn shown(rule: &Rule, (requests_per_unit, unit): (u32, Unit), q: u32, w: Duration) -> Shown {
+    Shown {
+        name: rule.display_name().to_owned(),
+        requests_per_unit,
+        unit,
+        quota_limit: q,
+        period: w,
+        shadow: rule.shadow_mode,
+    }
+}
+
+/// Matches every descriptor of `request` and works out its action, key and cost.
+pub(super) async fn plan<'a>(
+    snapshot: &'a Snapshot,
     request: &RateLimitRequest,
-) -> Result<Vec<Plan>, Refusal> {
+) -> Result<Vec<Plan<'a>>, Refusal> {
     let config = &snapshot.config;
     let matches: Vec<_> = request
         .descriptors
@@ -61,19 +169,27 @@ pub(super) async fn plan(
         .collect();
     let mut plans = Vec::with_capacity(matches.len());
     for (descriptor, found) in request.descriptors.iter().zip(&matches) {
+        let cost = cost(request, descriptor);
+        let free = Plan {
+            rule: None,
+            cost,
+            action: Action::Free,
+        };
         let Some(found) = found else {
-            plans.push(Plan::Free);
+            plans.push(free);
             continue;
         };
         let rule = &config.rules[found.rule];
-        let name = rule.name.as_deref();
-        if name.is_some_and(|name| replaced.contains(&name)) {
-            plans.push(Plan::Free);
+        if rule
+            .name
+            .as_deref()
+            .is_some_and(|name| replaced.contains(&name))
+        {
+            plans.push(free);
             continue;
         }
-        let cost = cost(request, descriptor);
         let key = key(descriptor, rule.share_threshold, found.wildcard_levels);
-        if let Some(over) = &descriptor.limit {
+        let action = if let Some(over) = &descriptor.limit {
             let Some(unit) = Unit::from_override(over.unit) else {
                 return Err(Refusal::Invalid(format!(
                     "a descriptor's limit override has unit {}, which is not a known unit",
@@ -81,47 +197,39 @@ pub(super) async fn plan(
                 )));
             };
             if over.requests_per_unit == 0 {
-                plans.push(Plan::DenyAll {
-                    rule: found.rule,
-                    unit,
-                    cost,
-                });
-                continue;
-            }
-            let limiter = snapshot
-                .limits
-                .for_override(config, found.rule, over.requests_per_unit, unit)
-                .await
-                .map_err(Refusal::Unavailable)?;
-            plans.push(Plan::Decide {
-                rule: found.rule,
-                limiter,
-                shown: (over.requests_per_unit, unit),
-                key,
-                cost,
-            });
-            continue;
-        }
-        plans.push(match &rule.limit {
-            Limit::Unlimited => Plan::Unlimited {
-                rule: found.rule,
-                cost,
-            },
-            Limit::DenyAll { unit } => Plan::DenyAll {
-                rule: found.rule,
-                unit: *unit,
-                cost,
-            },
-            Limit::Quota(q) => match snapshot.limits.rule(found.rule) {
-                Some(limiter) => Plan::Decide {
-                    rule: found.rule,
-                    limiter: limiter.clone(),
-                    shown: q.shown,
+                Action::DenyAll { unit }
+            } else {
+                let limiter = snapshot
+                    .limits
+                    .for_override(config, found.rule, over.requests_per_unit, unit)
+                    .await
+                    .map_err(Refusal::Unavailable)?;
+                Action::Decide {
+                    limiter,
+                    shown: (over.requests_per_unit, unit),
                     key,
-                    cost,
+                }
+            }
+        } else {
+            match &rule.limit {
+                Limit::Unlimited => Action::Unlimited,
+                Limit::DenyAll { unit } => Action::DenyAll { unit: *unit },
+                Limit::Quota(q) => match snapshot.limits.rule(found.rule) {
+                    Some(limiter) => Action::Decide {
+                        limiter: limiter.clone(),
+                        shown: q.shown,
+                        key,
+                    },
+                    None => Action::Free,
                 },
-                None => Plan::Free,
-            },
+            }
+        };
+        // A rule whose quota has no limiter (none was built) counts as no rule at all.
+        let matched = !matches!(action, Action::Free);
+        plans.push(Plan {
+            rule: matched.then_some((found.rule, rule)),
+            cost,
+            action,
         });
     }
     Ok(plans)

@@ -454,11 +454,11 @@ async fn response_headers_are_added_when_asked_for() {
         headers(&r)[..2],
         [
             (
-                "RateLimit-Policy".to_string(),
+                "ratelimit-policy".to_string(),
                 "\"one\";q=1;w=3600".to_string()
             ),
             (
-                "RateLimit".to_string(),
+                "ratelimit".to_string(),
                 format!(
                     "\"one\";r=0;t={}",
                     headers(&r)[1].1.rsplit('=').next().unwrap()
@@ -471,7 +471,7 @@ async fn response_headers_are_added_when_asked_for() {
     let h = headers(&r);
     let retry: u64 = h
         .iter()
-        .find(|(k, _)| k == "Retry-After")
+        .find(|(k, _)| k == "retry-after")
         .expect("Retry-After")
         .1
         .parse()

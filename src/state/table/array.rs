@@ -99,7 +99,7 @@ impl<K, P> Array<K, P> {
         );
     }
 
-    pub(crate) fn capacity(&self) -> usize {
+    pub(crate) fn slot_count(&self) -> usize {
         self.slots.len()
     }
 
@@ -165,7 +165,10 @@ impl<K, P> Array<K, P> {
     {
         self.assert_alive();
         // Off the hot path (an insert, under the lock): checked, as `runs` needs.
-        assert!(start < self.capacity(), "a probe resumes inside the array");
+        assert!(
+            start < self.slot_count(),
+            "a probe resumes inside the array"
+        );
         self.probe(start, key)
     }
 

@@ -13,8 +13,8 @@ mod sizing;
 mod slots;
 pub(crate) mod word;
 
+use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::rules::Op;
 use crate::state::engine::{Engine, Stale, Swap};
 use crate::state::reclaim::{Domain, Guard};
 use crate::state::sync::AtomicU64;
@@ -220,7 +220,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         mode: Op,
     ) -> Option<Reserved<'g>> {
         let params = array.params();
-        if cost > A::capacity(params) && mode != Op::Hit {
+        if mode.within_capacity(cost, A::max_cost(params)).is_err() {
             return Self::beyond_capacity(&slot.word, params, now).map(|d| (d, None));
         }
         match A::keyed_check(&slot.word, params, now, cost, mode) {
@@ -437,8 +437,8 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         self.shards.iter().map(|shard| shard.len()).sum()
     }
 
-    pub(crate) fn capacity(&self) -> usize {
-        self.shards.iter().map(|shard| shard.capacity()).sum()
+    pub(crate) fn slots(&self) -> usize {
+        self.shards.iter().map(|shard| shard.slot_count()).sum()
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {

@@ -20,8 +20,8 @@
 use super::array::{Array, Lookup, Slot};
 use super::sizing::Sizing;
 use super::word;
+use crate::algorithm::Op;
 use crate::decision::Decision;
-use crate::rules::Op;
 use crate::state::engine::{Engine, Swap, Sweep};
 use crate::state::reclaim::{Domain, Guard};
 use crate::state::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
@@ -166,7 +166,7 @@ impl<K, A: Engine> Shard<K, A> {
         };
         if !ctx
             .sizing
-            .fits(inner.live + inner.tombstones + 1, array.capacity())
+            .fits(inner.live + inner.tombstones + 1, array.slot_count())
             || inner.live >= ctx.max_live
         {
             array = self.maintain(&mut inner, ctx, now, guard);
@@ -219,7 +219,7 @@ impl<K, A: Engine> Shard<K, A> {
         let live = (inner.live + 1).min(ctx.max_live);
         let array = if ctx
             .sizing
-            .fits(inner.live + inner.tombstones + 1, array.capacity())
+            .fits(inner.live + inner.tombstones + 1, array.slot_count())
         {
             array
         } else {
@@ -368,7 +368,7 @@ impl<K, A: Engine> Shard<K, A> {
         let array = self.current(guard);
         let swept = self.sweep_locked(&mut inner, ctx, array, now);
         let wanted = ctx.sizing.capacity_for(inner.live);
-        if inner.tombstones * 2 >= array.capacity() || array.capacity() > 2 * wanted {
+        if inner.tombstones * 2 >= array.slot_count() || array.slot_count() > 2 * wanted {
             self.migrate(&mut inner, ctx, array, wanted, None);
         }
         self.collect(&mut inner, ctx.domain);
@@ -387,10 +387,10 @@ impl<K, A: Engine> Shard<K, A> {
     }
 
     /// Slots in the current array.
-    pub(super) fn capacity(&self) -> usize {
+    pub(super) fn slot_count(&self) -> usize {
         let _inner = lock(&self.inner);
         // SAFETY: the current array is only retired under this lock.
-        unsafe { &*self.array.load(Ordering::Acquire) }.capacity()
+        unsafe { &*self.array.load(Ordering::Acquire) }.slot_count()
     }
 
     /// Bytes held: the current array, what its keys' words own, and unreclaimed garbage.
@@ -430,7 +430,8 @@ impl<K, P> Retired<K, P> {
 fn release<K, A: Engine>(retired: Retired<K, A::Params>) {
     match retired {
         Retired::Array(array) => drop(array),
-        // SAFETY: the word came from `keyed_fresh` and its grace period has passed.
+        // SAFETY: the word came from `keyed_insert` (or a migration of one) and its grace
+        // period has passed.
         Retired::Word(word) => unsafe { A::keyed_release(word) },
     }
 }

@@ -14,8 +14,8 @@ pub(crate) const MOVED: u64 = 2;
 /// A direct limiter's new cell that a reconfiguration has yet to fill: checks wait.
 pub(crate) const PENDING: u64 = 3;
 /// Packed states are stored as `state + OFFSET`; every algorithm keeps its states at or
-/// below [`MAX_STATE`](crate::rules::MAX_STATE) so this never wraps.
-pub(crate) const OFFSET: u64 = crate::rules::HEADROOM;
+/// below [`MAX_STATE`](crate::algorithm::MAX_STATE) so this never wraps.
+pub(crate) const OFFSET: u64 = crate::algorithm::HEADROOM;
 
 /// True for a word holding a key's state.
 #[inline]
