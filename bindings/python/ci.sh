@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The Python package's CI, run from the repository root by .ci/run after the Rust tests:
+# installs what is missing (python3 and its venv module, redis-server), makes a virtualenv
+# under target/ (git-ignored), installs maturin, pytest and the test dependencies from PyPI,
+# builds and installs the package from source with `pip install ./bindings/python` (cargo
+# builds into the workspace's target/, sharing what the Rust build left there), and runs
+# `pytest bindings/python`. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+start=$SECONDS
+step() { echo "== python: $1 ($((SECONDS - start)) s)"; }
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+apt_updated=""
+apt_install() {
+    if [ -z "$apt_updated" ]; then
+        $sudo apt-get update -qq
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+venv="$PWD/target/python-venv"
+step "python3, its venv module and redis-server"
+command -v python3 >/dev/null 2>&1 || apt_install python3
+command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+if [ ! -x "$venv/bin/python" ]; then
+    mkdir -p target
+    # Debian's python3 lacks ensurepip (so `venv`) until python3-venv is installed.
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        rm -rf "$venv"
+        apt_install python3-venv
+        python3 -m venv "$venv"
+    fi
+fi
+python="$venv/bin/python"
+# maturin's build hook runs the `maturin` binary it finds on PATH: the virtualenv's.
+export PATH="$venv/bin:$PATH"
+"$python" --version
+
+step "maturin, pytest and mypy from PyPI"
+"$python" -m pip install --quiet --disable-pip-version-check --upgrade \
+    "maturin>=1.9.4,<2" "pytest>=7" "mypy>=1.10"
+
+step "pip install ./bindings/python (cargo, into target/)"
+# No build isolation: the build uses the maturin just installed. CARGO_TARGET_DIR is left
+# alone, so cargo builds into the workspace's target/ like every other crate of it.
+"$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+    --force-reinstall --no-deps ./bindings/python
+
+step "pytest bindings/python"
+"$python" -m pytest bindings/python -q
+
+step "done"

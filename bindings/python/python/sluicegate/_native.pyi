@@ -1,0 +1,196 @@
+"""Type stubs for `sluicegate._native`, the compiled module (PyO3) over the Rust engine.
+
+Every time is in seconds (float). Every decision is the engine's.
+"""
+
+from types import TracebackType
+from typing import Any, Coroutine, Literal, Optional, final
+
+__all__ = [
+    "Decision",
+    "KeyedLimiter",
+    "Limiter",
+    "ManualClock",
+    "RedisError",
+    "RedisLimiter",
+    "_release_gil_during_checks",
+]
+
+@final
+class Decision:
+    """The answer to "may this request go ahead?", with every number a response needs.
+
+    `bool(decision)` is `decision.allowed`.
+    """
+
+    @property
+    def allowed(self) -> bool:
+        """True when the request may go ahead (for a check: its cost was consumed)."""
+    @property
+    def limit(self) -> int:
+        """The quota's limit (requests per period)."""
+    @property
+    def remaining(self) -> int:
+        """How many more single requests would be allowed right now."""
+    @property
+    def retry_after(self) -> Optional[float]:
+        """Denied: seconds until the same request would be allowed. Allowed: None."""
+    @property
+    def reset_after(self) -> float:
+        """Seconds until the state is fully replenished (0.0 when it already is)."""
+    @property
+    def wait(self) -> float:
+        """The leaky bucket's shaping delay (seconds) for an admitted request; else 0.0."""
+    @property
+    def table_full(self) -> bool:
+        """True when a keyed limiter refused a new key because it holds `max_keys` keys."""
+    def __bool__(self) -> bool: ...
+
+@final
+class ManualClock:
+    """Time that moves only when told to, for tests: starts at 0 (the UNIX epoch for window
+    alignment); every limiter given this clock reads the same time."""
+
+    def __new__(cls) -> ManualClock: ...
+    def advance(self, seconds: float) -> None:
+        """Moves time forward by `seconds` (rounded to the nanosecond)."""
+    def set(self, seconds: float) -> None:
+        """Sets the time to `seconds` since 0 (rounded to the nanosecond); may go back."""
+    @property
+    def now(self) -> float:
+        """The time, in seconds since 0."""
+
+@final
+class Limiter:
+    """One limit for everything: `Limiter("1000/second")`."""
+
+    def __new__(
+        cls, quota: str, algorithm: str = "gcra", clock: Optional[ManualClock] = None
+    ) -> Limiter:
+        """`ValueError` (the engine's sentence) for a bad quota or an unknown algorithm."""
+    def check(self, cost: int = 1) -> Decision:
+        """Decides a request of `cost`, consuming it when allowed. `ValueError` when `cost`
+        can never fit (above `max_cost`), is negative or is not whole."""
+    def peek(self, cost: int = 1) -> Decision:
+        """The decision `check(cost)` would return now, consuming nothing."""
+    def hit(self, n: int = 1) -> Decision:
+        """Records `n` whatever the answer; the decision says whether it was within."""
+    @property
+    def algorithm(self) -> str:
+        """The algorithm's name, e.g. "gcra"."""
+    @property
+    def quota(self) -> str:
+        """The quota, as a quota string."""
+    @property
+    def max_cost(self) -> int:
+        """The largest cost one check can ever be allowed."""
+
+@final
+class KeyedLimiter:
+    """A limit per `str` key: `KeyedLimiter("100/minute burst 20")`."""
+
+    def __new__(
+        cls,
+        quota: str,
+        algorithm: str = "gcra",
+        clock: Optional[ManualClock] = None,
+        max_keys: Optional[int] = None,
+    ) -> KeyedLimiter:
+        """`ValueError` (the engine's sentence) for a bad quota or an unknown algorithm."""
+    def check(self, key: str, cost: int = 1) -> Decision:
+        """Decides a request of `cost` for `key`, consuming it when allowed. `TypeError`
+        for a key that is not a str; `ValueError` for a cost that can never fit."""
+    def peek(self, key: str, cost: int = 1) -> Decision:
+        """The decision `check(key, cost)` would return now, consuming nothing."""
+    def hit(self, key: str, n: int = 1) -> Decision:
+        """Records `n` for `key` whatever the answer."""
+    def __len__(self) -> int:
+        """The keys currently held."""
+    @property
+    def algorithm(self) -> str:
+        """The algorithm's name, e.g. "sliding-window"."""
+    @property
+    def quota(self) -> str:
+        """The quota, as a quota string."""
+    @property
+    def max_cost(self) -> int:
+        """The largest cost one check can ever be allowed."""
+
+@final
+class RedisLimiter:
+    """One limit for every process on a Redis (or a Redis Cluster):
+    `RedisLimiter("100/minute", url="redis://127.0.0.1:6379/")`.
+
+    Connects when built (unless `lazy`); `check`, `peek` and `hit` block with the GIL
+    released; `acheck`, `apeek` and `ahit` are awaitables (asyncio). Each call is one atomic
+    script on Redis bounded by `timeout` seconds; when Redis cannot answer in time it raises
+    `RedisError`. The same quota, algorithm, key and prefix on the same Redis are one limit
+    for every process (Rust, Node and Python alike).
+    """
+
+    def __new__(
+        cls,
+        quota: str,
+        url: str = "redis://127.0.0.1:6379/",
+        algorithm: str = "gcra",
+        prefix: str = "sluicegate:",
+        cluster: bool = False,
+        timeout: float = 0.1,
+        clock: Optional[ManualClock] = None,
+        lazy: bool = False,
+    ) -> RedisLimiter:
+        """`ValueError` for a bad quota, algorithm, URL or prefix, or a quota the algorithm
+        cannot run exactly on Redis; `RedisError` when Redis cannot be reached (not `lazy`).
+        `url` with `cluster=True`: seed nodes separated by commas."""
+    def check(self, key: str, cost: int = 1) -> Decision:
+        """Decides a request of `cost` for `key`, consuming it when allowed (blocks)."""
+    def peek(self, key: str, cost: int = 1) -> Decision:
+        """The decision `check(key, cost)` would return now, consuming nothing (blocks)."""
+    def hit(self, key: str, n: int = 1) -> Decision:
+        """Records `n` for `key` whatever the answer (blocks)."""
+    def acheck(self, key: str, cost: int = 1) -> Coroutine[Any, Any, Decision]:
+        """`check`, awaitable."""
+    def apeek(self, key: str, cost: int = 1) -> Coroutine[Any, Any, Decision]:
+        """`peek`, awaitable."""
+    def ahit(self, key: str, n: int = 1) -> Coroutine[Any, Any, Decision]:
+        """`hit`, awaitable."""
+    def close(self) -> None:
+        """Drops the connection; later calls raise `RuntimeError`."""
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def available(self) -> bool:
+        """False while Redis is known to be unreachable (calls then fail at once)."""
+    @property
+    def algorithm(self) -> str: ...
+    @property
+    def quota(self) -> str: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def max_cost(self) -> int: ...
+    def __enter__(self) -> RedisLimiter: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+        /,
+    ) -> Literal[False]: ...
+    def __aenter__(self) -> Coroutine[Any, Any, RedisLimiter]: ...
+    def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+        /,
+    ) -> Coroutine[Any, Any, Literal[False]]: ...
+
+class RedisError(ConnectionError):
+    """Redis could not decide: no answer within the timeout, unreachable, or the call was
+    refused. `kind` is one of "timeout", "unavailable", "script", "wrong_type", "foreign"."""
+
+    kind: str
+
+def _release_gil_during_checks(release: bool) -> bool:
+    """For benchmarks: whether in-process checks release the GIL; returns the old setting."""

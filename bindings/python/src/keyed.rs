@@ -1,0 +1,124 @@
+//! `KeyedLimiter`: a limit per `str` key, the engine's `AnyKeyedLimiter<String>`.
+
+use crate::args::{self, Cost};
+use crate::decision::Decision;
+use crate::errors;
+use crate::gil;
+use pyo3::prelude::*;
+use sluicegate::clock::{self, TscClock};
+use sluicegate::dynamic::AnyKeyedLimiter;
+
+/// The engine's keyed limiter on the clock it reads: the TSC, or a `ManualClock` in tests.
+enum Inner {
+    Tsc(AnyKeyedLimiter<String, TscClock>),
+    Manual(AnyKeyedLimiter<String, clock::ManualClock>),
+}
+
+/// Runs `$body` with `$limiter` bound to whichever limiter `$inner` holds.
+macro_rules! on_clock {
+    ($inner:expr, $limiter:ident => $body:expr) => {
+        match $inner {
+            Inner::Tsc($limiter) => $body,
+            Inner::Manual($limiter) => $body,
+        }
+    };
+}
+
+/// A limit per key (user, IP, API token): `KeyedLimiter("100/minute burst 20")`.
+///
+/// Keys are `str`. Lookups are lock-free; idle keys are dropped by themselves, and
+/// `max_keys` bounds the table (a new key beyond it is denied with `table_full`).
+#[pyclass(frozen, module = "sluicegate", name = "KeyedLimiter")]
+pub(crate) struct KeyedLimiter(Inner);
+
+#[pymethods]
+impl KeyedLimiter {
+    #[new]
+    #[pyo3(
+        signature = (quota, algorithm = None, clock = None, max_keys = None),
+        text_signature = "(quota, algorithm='gcra', clock=None, max_keys=None)"
+    )]
+    fn new(
+        quota: &Bound<'_, PyAny>,
+        algorithm: Option<&Bound<'_, PyAny>>,
+        clock: Option<&Bound<'_, PyAny>>,
+        max_keys: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let quota = args::quota(quota)?;
+        let algorithm = algorithm.map_or(Ok(Default::default()), args::algorithm)?;
+        let max_keys = args::max_keys(max_keys)?;
+        let clock = args::clock(clock)?;
+        let builder = AnyKeyedLimiter::<String, TscClock>::builder(quota, algorithm);
+        let builder = match max_keys {
+            Some(keys) => builder.max_keys(keys),
+            None => builder,
+        };
+        let inner = match clock {
+            None => builder.build().map(Inner::Tsc),
+            Some(clock) => builder.clock(clock).build().map(Inner::Manual),
+        };
+        inner.map(KeyedLimiter).map_err(errors::quota)
+    }
+
+    /// Decides one request of `cost` for `key`, consuming it when allowed.
+    #[pyo3(signature = (key, cost = Cost(1)), text_signature = "($self, key, cost=1)")]
+    fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Decision> {
+        let key = args::key(key)?;
+        let decision = gil::around(py, || match cost.0 {
+            1 => Ok(on_clock!(&self.0, limiter => limiter.check(key))),
+            n => on_clock!(&self.0, limiter => limiter.check_n(key, n)),
+        });
+        decision.map(Decision::from).map_err(errors::capacity)
+    }
+
+    /// The decision `check(key, cost)` would return now, consuming nothing.
+    #[pyo3(signature = (key, cost = Cost(1)), text_signature = "($self, key, cost=1)")]
+    fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Decision> {
+        let key = args::key(key)?;
+        let decision = gil::around(
+            py,
+            || on_clock!(&self.0, limiter => limiter.peek_n(key, cost.0)),
+        );
+        decision.map(Decision::from).map_err(errors::capacity)
+    }
+
+    /// Records `n` units for `key` whatever the answer; the decision says whether they were
+    /// within the limit.
+    #[pyo3(signature = (key, n = Cost(1)), text_signature = "($self, key, n=1)")]
+    fn hit(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: Cost) -> PyResult<Decision> {
+        let key = args::key(key)?;
+        Ok(gil::around(py, || on_clock!(&self.0, limiter => limiter.hit(key, n.0))).into())
+    }
+
+    /// The keys currently held (idle keys are dropped by themselves).
+    fn __len__(&self) -> usize {
+        on_clock!(&self.0, limiter => limiter.len())
+    }
+
+    /// The algorithm's name, e.g. `"sliding-window"`.
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        on_clock!(&self.0, limiter => limiter.algorithm().name())
+    }
+
+    /// The quota, written as a quota string.
+    #[getter]
+    fn quota(&self) -> String {
+        on_clock!(&self.0, limiter => limiter.quota().to_string())
+    }
+
+    /// The largest cost one check can ever be allowed.
+    #[getter]
+    fn max_cost(&self) -> u32 {
+        on_clock!(&self.0, limiter => limiter.max_cost())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "KeyedLimiter('{}', algorithm='{}', keys={})",
+            self.quota(),
+            self.algorithm(),
+            self.__len__()
+        )
+    }
+}
