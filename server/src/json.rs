@@ -74,14 +74,17 @@ impl Number {
     fn value<E: serde::de::Error>(self) -> Result<u64, E> {
         match self {
             Number::Int(n) => Ok(n),
-            Number::Float(x) => integral(x).ok_or_else(|| E::custom(format!("{x} is not a whole number of 0 or more"))),
+            Number::Float(x) => integral(x)
+                .ok_or_else(|| E::custom(format!("{x} is not a whole number of 0 or more"))),
             Number::Text(text) => {
                 let trimmed = text.trim();
                 trimmed
                     .parse()
                     .ok()
                     .or_else(|| trimmed.parse::<f64>().ok().and_then(integral))
-                    .ok_or_else(|| E::custom(format!("{text:?} is not a whole number of 0 or more")))
+                    .ok_or_else(|| {
+                        E::custom(format!("{text:?} is not a whole number of 0 or more"))
+                    })
             }
         }
     }
@@ -302,7 +305,11 @@ mod tests {
     fn integral_numbers_in_every_form_the_mapping_accepts() {
         for form in ["2", "2.0", "2e0", "0.2e1", "\"2\"", "\"2.0\"", "\"2e0\""] {
             let body = format!(r#"{{"domain":"d","hitsAddend":{form}}}"#);
-            assert_eq!(parse_request(body.as_bytes()).unwrap().hits_addend, 2, "{form}");
+            assert_eq!(
+                parse_request(body.as_bytes()).unwrap().hits_addend,
+                2,
+                "{form}"
+            );
         }
         for form in ["2.5", "-1", "-1.0", "1e20", "\"1.5\"", "\"x\"", "\"NaN\""] {
             let body = format!(r#"{{"domain":"d","hitsAddend":{form}}}"#);
@@ -314,10 +321,9 @@ mod tests {
     fn a_key_given_twice_is_refused_at_any_depth() {
         let e = parse_request(br#"{"domain":"a","domain":"b"}"#).unwrap_err();
         assert!(e.contains("\"domain\" is given twice"), "{e}");
-        let e = parse_request(
-            br#"{"domain":"d","descriptors":[{"entries":[{"key":"k","key":"j"}]}]}"#,
-        )
-        .unwrap_err();
+        let e =
+            parse_request(br#"{"domain":"d","descriptors":[{"entries":[{"key":"k","key":"j"}]}]}"#)
+                .unwrap_err();
         assert!(e.contains("given twice"), "{e}");
     }
 

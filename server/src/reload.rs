@@ -89,8 +89,7 @@ impl Reloader {
                 Some(()) = hangup.recv() => true,
             };
             let path = self.path.clone();
-            let now = match tokio::task::spawn_blocking(move || config::fingerprint(&path)).await
-            {
+            let now = match tokio::task::spawn_blocking(move || config::fingerprint(&path)).await {
                 Ok(now) => now,
                 Err(_) => continue,
             };

@@ -27,7 +27,11 @@ async fn backend_failures_are_logged_at_most_once_a_second() {
     }
     let seconds = started.elapsed().as_secs() + 1;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    ask(&mut client, request("down", vec![descriptor(&[("user", "last")])])).await;
+    ask(
+        &mut client,
+        request("down", vec![descriptor(&[("user", "last")])]),
+    )
+    .await;
     let logs = service.logs();
     let lines: Vec<&str> = logs
         .lines()

@@ -46,7 +46,11 @@ async fn an_override_the_algorithm_cannot_run_is_invalid_argument_and_400() {
 
     assert_eq!(refused(&service, "grpc", "override"), 1.0);
     assert_eq!(refused(&service, "json", "override"), 1.0);
-    assert!(service.logs().contains("request refused"), "{}", service.logs());
+    assert!(
+        service.logs().contains("request refused"),
+        "{}",
+        service.logs()
+    );
     // A runnable override still decides.
     let fine = with_override(descriptor(&[("user", "u1")]), 5, 1);
     let r = ask(&mut client, request("faults", vec![fine])).await;
@@ -76,7 +80,11 @@ async fn oversize_requests_get_resource_exhausted_and_413() {
     assert_eq!(refused(&service, "grpc", "too_large"), 1.0);
     assert_eq!(refused(&service, "json", "too_large"), 1.0);
     // The connection and the server carry on.
-    let r = ask(&mut client, request("faults", vec![descriptor(&[("user", "u")])])).await;
+    let r = ask(
+        &mut client,
+        request("faults", vec![descriptor(&[("user", "u")])]),
+    )
+    .await;
     assert_eq!(r.overall_code, OK);
 }
 
@@ -99,7 +107,10 @@ async fn refusals_are_logged_at_most_once_a_second_with_a_count() {
         .should_rate_limit(request("", vec![descriptor(&[("user", "u")])]))
         .await;
     let logs = service.logs();
-    let lines = logs.lines().filter(|l| l.contains("request refused")).count();
+    let lines = logs
+        .lines()
+        .filter(|l| l.contains("request refused"))
+        .count();
     assert!(
         (1..=seconds as usize + 2).contains(&lines),
         "{lines} lines in {seconds} s:\n{logs}"

@@ -174,20 +174,23 @@ fn json_takes_only_application_json_refuses_repeated_keys_and_takes_every_integr
         Some("multipart/form-data; boundary=x"),
         None,
     ] {
-        let (code, _, text) = http_typed(service.http, "POST", "/json", content_type, &request)
-            .expect("POST /json");
+        let (code, _, text) =
+            http_typed(service.http, "POST", "/json", content_type, &request).expect("POST /json");
         assert_eq!(code, 415, "{content_type:?}: {text}");
     }
-    for content_type in ["application/json", "application/json; charset=utf-8", "Application/JSON"] {
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON",
+    ] {
         let request = body(&format!("/typed/{content_type}"));
         let (code, _, text) =
             http_typed(service.http, "POST", "/json", Some(content_type), &request).unwrap();
         assert_eq!(code, 200, "{content_type}: {text}");
     }
     assert_eq!(
-        service.metric(
-            "ratelimit_service_bad_requests_total{api=\"json\",reason=\"content_type\"}"
-        ),
+        service
+            .metric("ratelimit_service_bad_requests_total{api=\"json\",reason=\"content_type\"}"),
         Some(4.0)
     );
 
@@ -204,7 +207,11 @@ fn json_takes_only_application_json_refuses_repeated_keys_and_takes_every_integr
             r#"{{"domain":"web","hitsAddend":{form},"descriptors":[{{"entries":[{{"key":"path","value":"/forms"}}]}}]}}"#
         ));
         assert_eq!(code, 200, "{form}: {text}");
-        assert_eq!(parse(&text)["statuses"][0]["limitRemaining"], left, "{form}");
+        assert_eq!(
+            parse(&text)["statuses"][0]["limitRemaining"],
+            left,
+            "{form}"
+        );
     }
     let (code, _, text) = service.json(
         r#"{"domain":"web","descriptors":[{"entries":[{"key":"path","value":"/forms2"}],"hitsAddend":"2e0"}]}"#,

@@ -310,12 +310,21 @@ descriptors:
             let mut req = one_status(&[("second", "k")]);
             req.descriptors[0].hits_addend = Some(0);
             let r = ask(&mut client, req).await;
-            r.statuses[0].current_limit.as_ref().map(|l| l.name.as_str()) == Some("n")
+            r.statuses[0]
+                .current_limit
+                .as_ref()
+                .map(|l| l.name.as_str())
+                == Some("n")
         }
     })
     .await;
     assert!(applied, "the whole file applied:\n{}", service.logs());
-    assert_eq!(loads(), 2.0, "one reload, of the whole file:\n{}", service.logs());
+    assert_eq!(
+        loads(),
+        2.0,
+        "one reload, of the whole file:\n{}",
+        service.logs()
+    );
     let mut req = one_status(&[("second", "k")]);
     req.descriptors[0].hits_addend = Some(0);
     let r = ask(&mut client, req).await;

@@ -46,15 +46,27 @@ fn trickle(port: u16, head: &str, bytes: &[u8]) -> (Duration, String) {
             Err(_) => break,
         }
     }
-    (started.elapsed(), String::from_utf8_lossy(&answer).into_owned())
+    (
+        started.elapsed(),
+        String::from_utf8_lossy(&answer).into_owned(),
+    )
 }
 
 #[test]
 fn headers_sent_one_byte_a_second_are_cut_off() {
     let service = Service::start(CONFIG, &[]);
-    let (open, _) = trickle(service.http, "POST /json HTTP/1.1\r\nHost: x\r\n", b"X-Slow: aaaaaaaa\r\n");
+    let (open, _) = trickle(
+        service.http,
+        "POST /json HTTP/1.1\r\nHost: x\r\n",
+        b"X-Slow: aaaaaaaa\r\n",
+    );
     assert!(open < CUT_OFF_WITHIN, "the connection stayed open {open:?}");
-    assert_eq!(service.json(r#"{"domain":"slow","descriptors":[{"entries":[{"key":"client","value":"c"}]}]}"#).0, 200);
+    assert_eq!(
+        service
+            .json(r#"{"domain":"slow","descriptors":[{"entries":[{"key":"client","value":"c"}]}]}"#)
+            .0,
+        200
+    );
 }
 
 #[test]
@@ -68,7 +80,8 @@ fn a_body_sent_one_byte_a_second_is_cut_off() {
     assert!(open < CUT_OFF_WITHIN, "the connection stayed open {open:?}");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer:?}");
     assert_eq!(
-        service.metric("ratelimit_service_bad_requests_total{api=\"json\",reason=\"body_timeout\"}"),
+        service
+            .metric("ratelimit_service_bad_requests_total{api=\"json\",reason=\"body_timeout\"}"),
         Some(1.0)
     );
 }
@@ -111,7 +124,10 @@ async fn idle_connections_past_the_open_file_limit_leave_grpc_answering() {
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    assert!(answered, "HTTP answers again once the idle connections time out");
+    assert!(
+        answered,
+        "HTTP answers again once the idle connections time out"
+    );
     let refused = service
         .metric("ratelimit_service_connections_refused_total{listener=\"http\"}")
         .unwrap_or(0.0);

@@ -80,12 +80,22 @@ descriptors:
         held.len(),
         started.elapsed()
     );
-    assert!(during < before + 32 * 1024, "VmRSS grew from {before} to {during} KiB");
-    assert!(advertised <= 1000, "MAX_CONCURRENT_STREAMS advertised: {advertised}");
+    assert!(
+        during < before + 32 * 1024,
+        "VmRSS grew from {before} to {during} KiB"
+    );
+    assert!(
+        advertised <= 1000,
+        "MAX_CONCURRENT_STREAMS advertised: {advertised}"
+    );
 
     // Other connections are answered meanwhile.
     let mut client = service.client().await;
-    let r = ask(&mut client, request("streams", vec![descriptor(&[("client", "other")])])).await;
+    let r = ask(
+        &mut client,
+        request("streams", vec![descriptor(&[("client", "other")])]),
+    )
+    .await;
     assert_eq!(r.overall_code, OK);
 
     drop(held);
@@ -93,5 +103,8 @@ descriptors:
     driver.abort();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = service.rss_kib();
-    assert!(after < before + 32 * 1024, "VmRSS after the connection closed: {after} KiB");
+    assert!(
+        after < before + 32 * 1024,
+        "VmRSS after the connection closed: {after} KiB"
+    );
 }

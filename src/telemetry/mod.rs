@@ -42,14 +42,14 @@
 
 mod key_hash;
 mod log;
-/// For `loom-tests` only: the throttle's model checks it directly.
-#[cfg(all(loom, feature = "tracing"))]
-#[doc(hidden)]
-pub use log::{Throttle, INTERVAL_NANOS};
 /// The limiters' log throttle, for programs that log their own warnings the same way (at
 /// most one a second per kind, with a count of those held back): `sluicegate-server` does.
 #[cfg(all(not(loom), feature = "tracing"))]
 pub use log::Throttle;
+/// For `loom-tests` only: the throttle's model checks it directly.
+#[cfg(all(loom, feature = "tracing"))]
+#[doc(hidden)]
+pub use log::{Throttle, INTERVAL_NANOS};
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod names;

@@ -4,7 +4,6 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-
 /// The largest config file read (a guard against pointing `--config` at something huge).
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -91,7 +90,8 @@ fn read_one(file: &Path) -> Result<(String, String), String> {
         ));
     }
     let bytes = std::fs::read(file).map_err(|e| format!("{name}: cannot read it: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{name}: the file is not UTF-8 text"))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{name}: the file is not UTF-8 text"))?;
     Ok((name, text))
 }
 

@@ -4,9 +4,9 @@
 use super::{Refusal, Snapshot};
 use crate::config::{Limit, Rule, Unit};
 use crate::limits::{OverrideError, RuleLimiter};
-use crate::telemetry::{self, BadInput};
 use crate::proto::{RateLimitDescriptor, RateLimitRequest};
 use crate::status::{Shown, Status};
+use crate::telemetry::{self, BadInput};
 use sluicegate::backend::Op;
 use sluicegate::Decision;
 use std::time::Duration;

@@ -203,14 +203,15 @@ impl Limits {
             .await
             .map_err(|e| invalid(&e))?;
         // Two first uses may race: the first one stored wins, so both share it.
-        self.overrides.insert(wanted, made).ok_or(OverrideError::NoRoom)
+        self.overrides
+            .insert(wanted, made)
+            .ok_or(OverrideError::NoRoom)
     }
 
     /// False while a Redis backend is known to be down.
     pub fn available(&self) -> bool {
         self.per_rule.iter().flatten().all(RuleLimiter::available)
     }
-
 }
 
 /// The old limiter for the new quota, if it can be kept.

@@ -88,7 +88,9 @@ impl Overrides {
         if inner.limiters.len() < self.max {
             return true;
         }
-        let due = inner.last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_EVERY);
+        let due = inner
+            .last_sweep
+            .is_none_or(|at| at.elapsed() >= SWEEP_EVERY);
         if !due {
             return false;
         }

@@ -24,7 +24,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 pub(crate) async fn accept_failed(listener: &'static str, error: std::io::Error) {
     use sluicegate::telemetry::Throttle;
     use std::sync::LazyLock;
-    static THROTTLES: LazyLock<[Throttle; 2]> = LazyLock::new(|| [Throttle::new(), Throttle::new()]);
+    static THROTTLES: LazyLock<[Throttle; 2]> =
+        LazyLock::new(|| [Throttle::new(), Throttle::new()]);
     let throttle = &THROTTLES[usize::from(listener == "http")];
     if let Some(suppressed) = crate::telemetry::admit(throttle) {
         tracing::warn!(listener, suppressed, "cannot accept a connection: {error}");

@@ -141,7 +141,8 @@ pub fn overrides_full(max: usize) {
 /// Counts a connection closed at once because its listener already had
 /// `--max-connections` open, and logs it at `warn` at most once a second per listener.
 pub fn connection_refused(listener: &'static str, max: usize) {
-    static THROTTLES: LazyLock<[Throttle; 2]> = LazyLock::new(|| [Throttle::new(), Throttle::new()]);
+    static THROTTLES: LazyLock<[Throttle; 2]> =
+        LazyLock::new(|| [Throttle::new(), Throttle::new()]);
     counter!("ratelimit_service_connections_refused_total", "listener" => listener).increment(1);
     let throttle = &THROTTLES[usize::from(listener == "http")];
     if let Some(suppressed) = throttled::admit(throttle) {
