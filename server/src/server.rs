@@ -200,7 +200,7 @@ fn grpc_incoming(
     tokio_stream::wrappers::ReceiverStream::new(receive)
 }
 
-/// Every [`SWEEP_EVERY`], drops the keys that are back to fresh from every in-process
+/// Every `SWEEP_EVERY`, drops the keys that are back to fresh from every in-process
 /// limiter, and the override limiters left with none (off the runtime's threads: a table of
 /// a million keys takes a while).
 fn spawn_sweeper(engine: Arc<Engine>) {

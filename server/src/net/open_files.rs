@@ -40,7 +40,7 @@ pub fn raise_open_files() -> Option<u64> {
 }
 
 /// The connections each of the two listeners may hold: `wanted`, lowered so that both
-/// together fit in `open_files` with [`RESERVED`] to spare (at least 1).
+/// together fit in `open_files` with 64 descriptors to spare (at least 1).
 pub fn connection_cap(wanted: usize, open_files: Option<u64>) -> usize {
     let Some(open_files) = open_files else {
         return wanted.max(1);
