@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The service benchmark (BENCHMARKS.md, "Service (sluicegate-server)"): builds in release,
-# starts on free loopback ports
+# The service benchmark (BENCHMARKS.md, "Service (sluicegate-server)"): builds with PROFILE
+# (release by default; `service` is the shipped build), starts on free loopback ports
 #   floor     sluicegate-floor: a bare tonic RLS server answering a constant OK (the floor),
 #   engine    sluicegate-floor --config: the server's gRPC service and in-process engine with
 #             nothing else of sluicegate-server (not in the default TARGETS: a decomposition),
