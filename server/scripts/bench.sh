@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The service benchmark (BENCHMARKS.md, "Service (sluicegate-server)"): builds in release,
-# starts on free loopback ports
+# The service benchmark (BENCHMARKS.md, "Service (sluicegate-server)"): builds with PROFILE
+# (release by default; `service` is the shipped build), starts on free loopback ports
 #   floor     sluicegate-floor: a bare tonic RLS server answering a constant OK (the floor),
 #   engine    sluicegate-floor --config: the server's gRPC service and in-process engine with
 #             nothing else of sluicegate-server (not in the default TARGETS: a decomposition),
@@ -8,6 +8,8 @@
 #   redis     sluicegate-server --redis, against a redis-server it starts on a free port,
 #   baseline  BASELINE_BIN, another sluicegate-server binary (an earlier commit's, another
 #             build profile's) run as `process` is: before/after in one alternated run,
+#   floorbase FLOOR_BASELINE_BIN, another sluicegate-floor binary (another profile's) run as
+#             `floor` is,
 # and runs sluicegate-load against each in alternating rounds (floor, process, redis, floor,
 # process, redis, ...) for every workload: 1 and 3 descriptors per request, values drawn
 # uniformly from 1,000 and from 1,000,000 keys (a bare-key rule per descriptor key, 1000 per
@@ -26,8 +28,12 @@
 # Environment: ROUNDS (3), DURATION (4 s measured per run), WARMUP (1 s), CONCURRENCY (64),
 # CONNECTIONS (4), OPEN_RATE (5000), REDIS_OPEN_RATE (OPEN_RATE), LOAD_THREADS (2), PASSES
 # ("closed open"), TARGETS ("floor process redis"; add "engine" for the decomposition),
-# BASELINE_BIN (for the baseline target), BIN_DIR (prebuilt sluicegate-server, -floor and
-# -load binaries, e.g. carried to a quieter machine: nothing is built), JOBS (cargo -j), OUT (a directory for the raw JSON lines and logs; a temporary one by
+# DESCRIPTORS ("1 3") and KEYS ("1000 1000000": 1 is one hot key) for the workloads, LIMIT (1000,
+# per second per value: 100000000 keeps a hot key within it), BASELINE_BIN (for the baseline
+# target), PROFILE (the cargo profile the floor, the server and the load generator are built
+# with: release, or service, the shipped build), BIN_DIR (prebuilt sluicegate-server, -floor
+# and -load binaries, e.g. carried to a quieter machine: nothing is built), JOBS (cargo -j),
+# OUT (a directory for the raw JSON lines and logs; a temporary one by
 # default), CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,6 +48,10 @@ REDIS_OPEN_RATE="${REDIS_OPEN_RATE:-$OPEN_RATE}"
 LOAD_THREADS="${LOAD_THREADS:-2}"
 PASSES="${PASSES:-closed open}"
 TARGETS="${TARGETS:-floor process redis}"
+PROFILE="${PROFILE:-release}"
+DESCRIPTORS="${DESCRIPTORS:-1 3}"
+KEYS="${KEYS:-1000 1000000}"
+LIMIT="${LIMIT:-1000}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 
 case " $TARGETS " in
@@ -52,8 +62,8 @@ command -v python3 >/dev/null || { echo "python3 is needed for the tables" >&2; 
 if [ -n "${BIN_DIR:-}" ]; then
     bin="$BIN_DIR"
 else
-    cargo build --release -p sluicegate-server --features bench --bins ${JOBS:+-j "$JOBS"}
-    bin="$CARGO_TARGET_DIR/release"
+    cargo build --profile "$PROFILE" -p sluicegate-server --features bench --bins ${JOBS:+-j "$JOBS"}
+    bin="$CARGO_TARGET_DIR/$PROFILE"
 fi
 
 OUT="${OUT:-$(mktemp -d -t sluicegate-bench.XXXXXX)}"
@@ -92,11 +102,11 @@ cat >"$OUT/bench.yaml" <<YAML
 domain: bench
 descriptors:
   - key: k1
-    rate_limit: { unit: second, requests_per_unit: 1000 }
+    rate_limit: { unit: second, requests_per_unit: $LIMIT }
   - key: k2
-    rate_limit: { unit: second, requests_per_unit: 1000 }
+    rate_limit: { unit: second, requests_per_unit: $LIMIT }
   - key: k3
-    rate_limit: { unit: second, requests_per_unit: 1000 }
+    rate_limit: { unit: second, requests_per_unit: $LIMIT }
 YAML
 
 declare -A port server_pid
@@ -126,6 +136,14 @@ for target in $TARGETS; do
         server_pid[process]="$!"
         wait_port "${port[process]}" sluicegate-server "$OUT/process.log"
         ;;
+    floorbase)
+        [ -x "${FLOOR_BASELINE_BIN:-}" ] || { echo "the floorbase target needs FLOOR_BASELINE_BIN, a sluicegate-floor binary" >&2; exit 1; }
+        port[floorbase]="$(free_port)"
+        "$FLOOR_BASELINE_BIN" --grpc "127.0.0.1:${port[floorbase]}" 2>"$OUT/floorbase.log" &
+        pids+=("$!")
+        server_pid[floorbase]="$!"
+        wait_port "${port[floorbase]}" "$FLOOR_BASELINE_BIN" "$OUT/floorbase.log"
+        ;;
     baseline)
         [ -x "${BASELINE_BIN:-}" ] || { echo "the baseline target needs BASELINE_BIN, a sluicegate-server binary" >&2; exit 1; }
         port[baseline]="$(free_port)"
@@ -151,7 +169,7 @@ for target in $TARGETS; do
         server_pid[redis]="$!"
         wait_port "${port[redis]}" "sluicegate-server --redis" "$OUT/redis.log"
         ;;
-    *) echo "unknown target $target (floor, engine, process, redis, baseline)" >&2; exit 1 ;;
+    *) echo "unknown target $target (floor, floorbase, engine, process, redis, baseline)" >&2; exit 1 ;;
     esac
 done
 
@@ -161,8 +179,8 @@ hz="$(getconf CLK_TCK)"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs" >&2
 echo "raw results: $results" >&2
 for pass in $PASSES; do
-    for descriptors in 1 3; do
-        for keys in 1000 1000000; do
+    for descriptors in $DESCRIPTORS; do
+        for keys in $KEYS; do
             for round in $(seq "$ROUNDS"); do
                 for target in $TARGETS; do
                     args=(--target "127.0.0.1:${port[$target]}" --mode "$pass"
@@ -218,7 +236,7 @@ for p in dict.fromkeys(k[0] for k in by):
     print("| workload | target | decisions/s | requests/s | p50 µs | p99 µs | p99.9 µs | errors | over limit | CPU µs/req | × floor decisions/s | × floor p99 | × floor CPU/req |")
     print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     workloads = sorted({(k[2], k[3]) for k in by if k[0] == p})
-    targets = [t for t in ("floor", "engine", "baseline", "process", "redis") if any(k[0] == p and k[1] == t for k in by)]
+    targets = [t for t in ("floor", "floorbase", "engine", "baseline", "process", "redis") if any(k[0] == p and k[1] == t for k in by)]
     for d, k in workloads:
         floor = dict(by.get((p, "floor", d, k), []))
         for t in targets:

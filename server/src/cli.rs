@@ -51,6 +51,67 @@ pub struct Args {
           value_parser = clap::value_parser!(usize))]
     pub max_keys: usize,
 
+    /// The most metric series one `detailed_metric` rule keeps (one per distinct request
+    /// value); hits of values beyond it are counted under the rule's own key.
+    #[arg(long, env = "SLUICEGATE_MAX_METRIC_SERIES", default_value_t = 100)]
+    pub max_metric_series: usize,
+
+    /// The most limiters kept for descriptors' `limit` overrides (one per rule and distinct
+    /// override); idle ones are dropped as needed, and a new override arriving while every
+    /// one still carries state is over the limit.
+    #[arg(long, env = "SLUICEGATE_MAX_OVERRIDE_LIMITERS", default_value_t = 1000)]
+    pub max_override_limiters: usize,
+
+    /// The most open connections on each listener (lowered to fit the open-file limit); a
+    /// connection beyond it is closed as soon as it is accepted.
+    #[arg(long, env = "SLUICEGATE_MAX_CONNECTIONS", default_value_t = 10_000)]
+    pub max_connections: usize,
+
+    /// The largest gRPC request message or /json body, in bytes (gRPC RESOURCE_EXHAUSTED,
+    /// HTTP 413 beyond it).
+    #[arg(long, env = "SLUICEGATE_MAX_MESSAGE_BYTES", default_value_t = 64 * 1024)]
+    pub max_message_bytes: usize,
+
+    /// The largest request header block, in bytes, on either listener.
+    #[arg(long, env = "SLUICEGATE_MAX_HEADER_BYTES", default_value_t = 16 * 1024)]
+    pub max_header_bytes: u32,
+
+    /// HTTP/2 streams one gRPC connection may have open at once (MAX_CONCURRENT_STREAMS).
+    #[arg(long, env = "SLUICEGATE_GRPC_MAX_STREAMS", default_value_t = 200)]
+    pub grpc_max_streams: u32,
+
+    /// Seconds one gRPC call may take, reading its request included.
+    #[arg(long, env = "SLUICEGATE_GRPC_REQUEST_TIMEOUT", default_value_t = 10)]
+    pub grpc_request_timeout: u64,
+
+    /// Seconds between HTTP/2 keep-alive pings on an idle gRPC connection.
+    #[arg(long, env = "SLUICEGATE_GRPC_KEEPALIVE_INTERVAL", default_value_t = 60)]
+    pub grpc_keepalive_interval: u64,
+
+    /// Seconds a keep-alive ping may wait for its answer before the connection is closed.
+    #[arg(long, env = "SLUICEGATE_GRPC_KEEPALIVE_TIMEOUT", default_value_t = 20)]
+    pub grpc_keepalive_timeout: u64,
+
+    /// Seconds a gRPC connection may send nothing at all (not even a ping's answer) before
+    /// it is closed.
+    #[arg(long, env = "SLUICEGATE_GRPC_IDLE_TIMEOUT", default_value_t = 300)]
+    pub grpc_idle_timeout: u64,
+
+    /// Seconds an HTTP connection has to send a request's headers, counted from when it
+    /// connects or its previous response was sent (so also how long an idle keep-alive
+    /// connection stays open).
+    #[arg(long, env = "SLUICEGATE_HTTP_HEADER_TIMEOUT", default_value_t = 30)]
+    pub http_header_timeout: u64,
+
+    /// Seconds an HTTP request has to send its body, once its headers are in.
+    #[arg(long, env = "SLUICEGATE_HTTP_BODY_TIMEOUT", default_value_t = 30)]
+    pub http_body_timeout: u64,
+
+    /// Milliseconds a changed config must stay unchanged before it is applied (a file
+    /// replaced by a rename, and SIGHUP, apply at once).
+    #[arg(long, env = "SLUICEGATE_RELOAD_DEBOUNCE_MS", default_value_t = 1000)]
+    pub reload_debounce_ms: u64,
+
     /// On SIGTERM/SIGINT, how many seconds to wait for in-flight calls and open
     /// connections before exiting anyway.
     #[arg(long, env = "SLUICEGATE_SHUTDOWN_GRACE", default_value_t = 10)]

@@ -2,6 +2,7 @@
 //! a string that is not UTF-8) is `INVALID_ARGUMENT` with prost's reason, as for every other
 //! request the service cannot use, rather than tonic's `INTERNAL`.
 
+use crate::telemetry::{self, Api, BadInput};
 use prost::Message;
 use std::marker::PhantomData;
 use tonic::codec::{BufferSettings, Codec, DecodeBuf, Decoder};
@@ -47,13 +48,12 @@ impl<U: Message + Default> Decoder for RlsDecoder<U> {
 
     fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
         self.0.decode(buf).map_err(|status| {
-            Status::new(
-                Code::InvalidArgument,
-                format!(
-                    "the message is not a valid RateLimitRequest: {}",
-                    status.message()
-                ),
-            )
+            let why = format!(
+                "the message is not a valid RateLimitRequest: {}",
+                status.message()
+            );
+            telemetry::refused(Api::Grpc, BadInput::Undecodable, &why);
+            Status::new(Code::InvalidArgument, why)
         })
     }
 

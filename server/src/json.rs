@@ -1,8 +1,10 @@
 //! The protobuf JSON mapping of `RateLimitRequest` and `RateLimitResponse`, for `POST /json`.
 //!
 //! Requests accept the JSON names (`hitsAddend`) and the proto names (`hits_addend`);
-//! 64-bit and 32-bit integers as numbers or strings; enums by name or number. Responses use
-//! the JSON names, enums by name, durations as `"1.500s"`.
+//! 64-bit and 32-bit integers as numbers or strings, in any form the mapping accepts (`2`,
+//! `2.0`, `2e0`, `"2"`, `"2e0"`: an integral value); enums by name or number. A key given
+//! twice in one object is refused, as the mapping's parsers refuse it (serde would keep the
+//! last). Responses use the JSON names, enums by name, durations as `"1.500s"`.
 
 use crate::proto::envoy::extensions::common::ratelimit::v3::rate_limit_descriptor::{
     Entry, RateLimitOverride,
@@ -64,6 +66,7 @@ struct JsonOverride {
 #[serde(untagged)]
 enum Number {
     Int(u64),
+    Float(f64),
     Text(String),
 }
 
@@ -71,11 +74,85 @@ impl Number {
     fn value<E: serde::de::Error>(self) -> Result<u64, E> {
         match self {
             Number::Int(n) => Ok(n),
-            Number::Text(text) => text
-                .trim()
-                .parse()
-                .map_err(|_| E::custom(format!("{text:?} is not a whole number"))),
+            Number::Float(x) => integral(x)
+                .ok_or_else(|| E::custom(format!("{x} is not a whole number of 0 or more"))),
+            Number::Text(text) => {
+                let trimmed = text.trim();
+                trimmed
+                    .parse()
+                    .ok()
+                    .or_else(|| trimmed.parse::<f64>().ok().and_then(integral))
+                    .ok_or_else(|| {
+                        E::custom(format!("{text:?} is not a whole number of 0 or more"))
+                    })
+            }
         }
+    }
+}
+
+/// `x` as an unsigned integer, if it is one (`2.0`, `1e3`); `None` for fractions, negative
+/// numbers, infinities, NaN and values past `u64::MAX`.
+fn integral(x: f64) -> Option<u64> {
+    // 2^64 is the first f64 past u64::MAX.
+    const PAST_U64: f64 = 18_446_744_073_709_551_616.0;
+    (x.is_finite() && x.fract() == 0.0 && (0.0..PAST_U64).contains(&x)).then_some(x as u64)
+}
+
+/// A JSON value that refuses an object with a key given twice (at any depth).
+struct Unique(Value);
+
+impl<'de> Deserialize<'de> for Unique {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Unique, D::Error> {
+        d.deserialize_any(UniqueVisitor)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+    type Value = Unique;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Unique, E> {
+        Ok(Unique(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Unique, E> {
+        Ok(Unique(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Unique, E> {
+        Ok(Unique(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Unique, E> {
+        Ok(Unique(Value::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Unique, E> {
+        Ok(Unique(Value::from(v)))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Unique, E> {
+        Ok(Unique(Value::String(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Unique, E> {
+        Ok(Unique(Value::Null))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unique(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Unique(Value::Array(items)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(A::Error::custom(format!("the key {key:?} is given twice")));
+            }
+            let Unique(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Unique(Value::Object(object)))
     }
 }
 
@@ -111,7 +188,7 @@ pub fn parse_request(body: &[u8]) -> Result<RateLimitRequest, String> {
     let not_a_request =
         |e: &dyn std::fmt::Display| format!("the body is not a RateLimitRequest in JSON: {e}");
     // Parsed as a value first: serde would also take a struct from a JSON array.
-    let value: Value = serde_json::from_slice(body).map_err(|e| not_a_request(&e))?;
+    let Unique(value) = serde_json::from_slice(body).map_err(|e| not_a_request(&e))?;
     if !value.is_object() {
         return Err(not_a_request(&"expected a JSON object"));
     }
@@ -222,6 +299,32 @@ mod tests {
         assert!(e.contains("bogus"), "{e}");
         let e = parse_request(br#"{"domain":"d","hitsAddend":-1}"#).unwrap_err();
         assert!(e.contains("RateLimitRequest"), "{e}");
+    }
+
+    #[test]
+    fn integral_numbers_in_every_form_the_mapping_accepts() {
+        for form in ["2", "2.0", "2e0", "0.2e1", "\"2\"", "\"2.0\"", "\"2e0\""] {
+            let body = format!(r#"{{"domain":"d","hitsAddend":{form}}}"#);
+            assert_eq!(
+                parse_request(body.as_bytes()).unwrap().hits_addend,
+                2,
+                "{form}"
+            );
+        }
+        for form in ["2.5", "-1", "-1.0", "1e20", "\"1.5\"", "\"x\"", "\"NaN\""] {
+            let body = format!(r#"{{"domain":"d","hitsAddend":{form}}}"#);
+            assert!(parse_request(body.as_bytes()).is_err(), "{form}");
+        }
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_at_any_depth() {
+        let e = parse_request(br#"{"domain":"a","domain":"b"}"#).unwrap_err();
+        assert!(e.contains("\"domain\" is given twice"), "{e}");
+        let e =
+            parse_request(br#"{"domain":"d","descriptors":[{"entries":[{"key":"k","key":"j"}]}]}"#)
+                .unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod http;
 pub mod input;
 pub mod json;
 pub mod limits;
+pub mod net;
 pub mod proto;
 pub mod reload;
 pub mod response;

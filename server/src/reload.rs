@@ -1,6 +1,8 @@
-//! Keeping the config current: polls the file or directory every 500 ms (and reloads at
-//! once on `SIGHUP`); a valid change is swapped in with the unchanged rules' limiters, an
-//! invalid one is refused, logged and counted, and the old config keeps serving.
+//! Keeping the config current: polls the file or directory every 500 ms, and applies a
+//! change once it has stayed the same for the debounce time (`--reload-debounce-ms`), so a
+//! file written in several steps is never applied half-written; a file replaced whole by a
+//! rename, and `SIGHUP`, apply at once. A valid change is swapped in with the unchanged rules'
+//! limiters, an invalid one is refused, logged and counted, and the old config keeps serving.
 
 use crate::config::{self, Fingerprint};
 use crate::engine::{Engine, Snapshot};
@@ -8,7 +10,7 @@ use crate::limits::{Backing, Limits};
 use crate::telemetry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the config is looked at.
 pub const POLL: Duration = Duration::from_millis(500);
@@ -68,22 +70,46 @@ impl Reloader {
         }
     }
 
-    /// Runs until the process ends: reloads when the config's contents change, and on
-    /// every `SIGHUP` that `hangup` (from [`hangups`]) delivers.
-    pub async fn watch(self, mut seen: Fingerprint, mut hangup: tokio::sync::mpsc::Receiver<()>) {
+    /// Runs until the process ends: reloads when the config's contents change and then stay
+    /// unchanged for `debounce` (at once when the change is files replaced by a rename), and
+    /// on every `SIGHUP` that `hangup` (from [`hangups`]) delivers.
+    pub async fn watch(
+        self,
+        mut seen: Fingerprint,
+        mut hangup: tokio::sync::mpsc::Receiver<()>,
+        debounce: Duration,
+    ) {
         let mut tick = tokio::time::interval(POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // A change seen but not applied yet, and since when it has looked so.
+        let mut pending: Option<(Fingerprint, Instant)> = None;
         loop {
             let forced = tokio::select! {
                 _ = tick.tick() => false,
                 Some(()) = hangup.recv() => true,
             };
             let path = self.path.clone();
-            let now = tokio::task::spawn_blocking(move || config::fingerprint(&path))
-                .await
-                .unwrap_or(seen);
-            if forced || now != seen {
+            let now = match tokio::task::spawn_blocking(move || config::fingerprint(&path)).await {
+                Ok(now) => now,
+                Err(_) => continue,
+            };
+            let apply = if forced || (now != seen && now.replaced_whole(&seen)) {
+                true
+            } else if now == seen {
+                pending = None;
+                false
+            } else {
+                match &pending {
+                    Some((waiting, since)) if *waiting == now => since.elapsed() >= debounce,
+                    _ => {
+                        pending = Some((now.clone(), Instant::now()));
+                        debounce.is_zero()
+                    }
+                }
+            };
+            if apply {
                 seen = now;
+                pending = None;
                 self.reload().await;
             }
         }

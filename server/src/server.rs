@@ -7,13 +7,19 @@ use crate::engine::Engine;
 use crate::grpc::Rls;
 use crate::http::{self, Shared};
 use crate::limits::Backing;
+use crate::net::{self, Admission, Http1Settings, Idle};
 use crate::reload::{self, Reloader};
-use crate::telemetry;
+use crate::{grpc, telemetry};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
+
+/// How often idle keys (and idle override limiters) are dropped from the in-process
+/// limiters, so that the memory a flood of distinct values took comes back once their
+/// windows have passed.
+const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 /// The latency histogram's buckets, in seconds: 50 µs to 1 s.
 const LATENCY_BUCKETS: &[f64] = &[
@@ -55,13 +61,17 @@ pub async fn run(args: Args) -> Result<(), String> {
     let seen = config::fingerprint(&args.config);
     let first = reload::snapshot(&args.config, &backing, None).await;
     telemetry::config_load(first.is_ok());
-    let first = first.map_err(|why| format!("the config cannot be used:\n{why}"))?;
+    let mut first = first.map_err(|why| format!("the config cannot be used:\n{why}"))?;
+    first.limits = first.limits.with_max_overrides(args.max_override_limiters);
     tracing::info!(
         rules = first.config.rules.len(),
         domains = first.config.domains.len(),
         "config loaded"
     );
-    let engine = Arc::new(Engine::new(first, backing, args.on_backend_error));
+    let engine = Arc::new(
+        Engine::new(first, backing, args.on_backend_error)
+            .with_max_metric_series(args.max_metric_series),
+    );
 
     let grpc_listener = tokio::net::TcpListener::bind(args.grpc)
         .await
@@ -69,9 +79,20 @@ pub async fn run(args: Args) -> Result<(), String> {
     let http_listener = tokio::net::TcpListener::bind(args.http)
         .await
         .map_err(|e| format!("cannot listen on {} (--http): {e}", args.http))?;
-    tracing::info!(grpc = %args.grpc, http = %args.http, "listening");
+    let open_files = net::raise_open_files();
+    let max_connections = net::connection_cap(args.max_connections, open_files);
+    if max_connections < args.max_connections {
+        tracing::warn!(
+            open_files,
+            "--max-connections {} lowered to {max_connections} per listener to fit the open-file limit",
+            args.max_connections
+        );
+    }
+    tracing::info!(grpc = %args.grpc, http = %args.http, max_connections, "listening");
 
-    tokio::spawn(Reloader::new(args.config.clone(), engine.clone()).watch(seen, hangups));
+    let debounce = Duration::from_millis(args.reload_debounce_ms);
+    tokio::spawn(Reloader::new(args.config.clone(), engine.clone()).watch(seen, hangups, debounce));
+    spawn_sweeper(engine.clone());
     // The recorder keeps each histogram sample until a scrape or an upkeep folds it into the
     // buckets: without a scraper, upkeep keeps memory bounded.
     let upkeep = metrics.clone();
@@ -90,19 +111,38 @@ pub async fn run(args: Args) -> Result<(), String> {
         draining: draining.clone(),
         metrics,
         response_headers: args.response_headers,
+        max_body_bytes: args.max_message_bytes,
+        body_timeout: Duration::from_secs(args.http_body_timeout),
     };
-    let http_server = {
-        let mut stopped = stopped.clone();
-        axum::serve(http_listener, http::router(shared)).with_graceful_shutdown(async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        })
-    };
+    let http_server = net::serve_http1(
+        http_listener,
+        http::router(shared),
+        Http1Settings {
+            header_timeout: Duration::from_secs(args.http_header_timeout),
+            max_header_bytes: args.max_header_bytes as usize,
+        },
+        Admission::new("http", max_connections),
+        stopped.clone(),
+    );
     let grpc_server = {
         let mut stopped = stopped.clone();
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(grpc_listener).with_nodelay(Some(true));
+        let incoming = grpc_incoming(
+            grpc_listener,
+            Admission::new("grpc", max_connections),
+            Duration::from_secs(args.grpc_idle_timeout),
+        );
         tonic::transport::Server::builder()
-            .add_service(Rls::server(engine, args.response_headers))
+            .timeout(Duration::from_secs(args.grpc_request_timeout))
+            .max_concurrent_streams(Some(args.grpc_max_streams))
+            .http2_keepalive_interval(Some(Duration::from_secs(args.grpc_keepalive_interval)))
+            .http2_keepalive_timeout(Some(Duration::from_secs(args.grpc_keepalive_timeout)))
+            .http2_max_header_list_size(Some(args.max_header_bytes))
+            .layer(grpc::oversize_layer())
+            .add_service(Rls::server_with_limit(
+                engine,
+                args.response_headers,
+                args.max_message_bytes,
+            ))
             .serve_with_incoming_shutdown(incoming, async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             })
@@ -119,13 +159,76 @@ pub async fn run(args: Args) -> Result<(), String> {
     };
     let servers = async { tokio::join!(http_server, grpc_server) };
     tokio::select! {
-        (http_done, grpc_done) = servers => {
-            http_done.map_err(|e| format!("the HTTP server failed: {e}"))?;
+        ((), grpc_done) = servers => {
             grpc_done.map_err(|e| format!("the gRPC server failed: {e}"))?;
         }
         () = signals => tracing::warn!("connections still open after {grace:?}: exiting anyway"),
     }
     Ok(())
+}
+
+/// The gRPC listener's connections, as tonic takes them: each admitted by `admission` (or
+/// closed at once), with `TCP_NODELAY`, closed after `idle` without a byte from the peer.
+/// The accepting task ends when tonic drops the stream (at shutdown), closing the listener.
+fn grpc_incoming(
+    listener: tokio::net::TcpListener,
+    admission: Admission,
+    idle: Duration,
+) -> tokio_stream::wrappers::ReceiverStream<std::io::Result<Idle>> {
+    let (send, receive) = mpsc::channel(16);
+    tokio::spawn(async move {
+        loop {
+            let stream = tokio::select! {
+                () = send.closed() => return,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        net::accept_failed("grpc", e).await;
+                        continue;
+                    }
+                },
+            };
+            let Some(slot) = admission.admit() else {
+                continue; // dropped: closed at once
+            };
+            let _ = stream.set_nodelay(true);
+            if send.send(Ok(Idle::new(stream, idle, slot))).await.is_err() {
+                return;
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(receive)
+}
+
+/// Every `SWEEP_EVERY`, drops the keys that are back to fresh from every in-process
+/// limiter, and the override limiters left with none (off the runtime's threads: a table of
+/// a million keys takes a while).
+fn spawn_sweeper(engine: Arc<Engine>) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let snapshot = engine.snapshot();
+            let _ = tokio::task::spawn_blocking(move || {
+                if snapshot.limits.sweep() > 0 {
+                    give_back_freed_memory();
+                }
+            })
+            .await;
+        }
+    });
+}
+
+/// Returns the heap's free pages to the system: glibc keeps what a flood's keys freed in its
+/// arenas otherwise, and the process would look as large as at the flood's peak.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// A future resolving on the first `SIGTERM` or `SIGINT`. The handlers are installed when

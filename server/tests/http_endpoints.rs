@@ -108,7 +108,7 @@ fn json_refuses_unusable_bodies_with_400_and_a_sentence() {
     assert_eq!(code, 400);
     let big = format!(r#"{{"domain":"{}"}}"#, "x".repeat(100_000));
     let (code, _, _) = http(service.http, "POST", "/json", &big).unwrap();
-    assert!(code == 400 || code == 413, "{code}");
+    assert_eq!(code, 413, "over the body limit");
     assert_eq!(service.json(&body("/still")).0, 200);
 }
 
@@ -161,4 +161,65 @@ fn metrics_count_hits_over_near_and_within_limit() {
         text.contains("ratelimit_service_config_load_total{result=\"ok\"} 1"),
         "{text}"
     );
+}
+
+#[test]
+fn json_takes_only_application_json_refuses_repeated_keys_and_takes_every_integral_form() {
+    let service = Service::start(CONFIG, &[]);
+    let request = body("/typed");
+    // A cross-site "simple" request carries text/plain, a form type, or nothing.
+    for content_type in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=x"),
+        None,
+    ] {
+        let (code, _, text) =
+            http_typed(service.http, "POST", "/json", content_type, &request).expect("POST /json");
+        assert_eq!(code, 415, "{content_type:?}: {text}");
+    }
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON",
+    ] {
+        let request = body(&format!("/typed/{content_type}"));
+        let (code, _, text) =
+            http_typed(service.http, "POST", "/json", Some(content_type), &request).unwrap();
+        assert_eq!(code, 200, "{content_type}: {text}");
+    }
+    assert_eq!(
+        service
+            .metric("ratelimit_service_bad_requests_total{api=\"json\",reason=\"content_type\"}"),
+        Some(4.0)
+    );
+
+    // A key given twice: the protobuf JSON mapping refuses it; serde alone would keep the last.
+    let (code, _, text) = service.json(
+        r#"{"domain":"nowhere","domain":"web","descriptors":[{"entries":[{"key":"path","value":"/d"}]}]}"#,
+    );
+    assert_eq!(code, 400, "{text}");
+    assert!(text.contains("given twice"), "{text}");
+
+    // Integral numbers in the mapping's other forms: 1.0, 1e0, "1e0".
+    for (form, left) in [("1.0", 1), ("1e0", 0)] {
+        let (code, _, text) = service.json(&format!(
+            r#"{{"domain":"web","hitsAddend":{form},"descriptors":[{{"entries":[{{"key":"path","value":"/forms"}}]}}]}}"#
+        ));
+        assert_eq!(code, 200, "{form}: {text}");
+        assert_eq!(
+            parse(&text)["statuses"][0]["limitRemaining"],
+            left,
+            "{form}"
+        );
+    }
+    let (code, _, text) = service.json(
+        r#"{"domain":"web","descriptors":[{"entries":[{"key":"path","value":"/forms2"}],"hitsAddend":"2e0"}]}"#,
+    );
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(parse(&text)["statuses"][0]["limitRemaining"], 0);
+    let (code, _, text) = service.json(
+        r#"{"domain":"web","hitsAddend":1.5,"descriptors":[{"entries":[{"key":"path","value":"/f"}]}]}"#,
+    );
+    assert_eq!(code, 400, "a fraction is not an integer: {text}");
 }

@@ -169,7 +169,8 @@ async fn a_directory_gains_a_domain_and_sighup_reloads() {
         "b.yml",
         "domain: b\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 7}}]\n",
     );
-    let added = eventually(Duration::from_secs(2), || {
+    // A new file waits out the debounce (1 s): it may still be being written.
+    let added = eventually(Duration::from_secs(4), || {
         let mut client = client.clone();
         async move {
             let r = ask(&mut client, request("b", vec![descriptor(&[("k", "v")])])).await;
@@ -267,4 +268,65 @@ async fn max_keys_bounds_the_keys_one_rule_holds() {
     // Another rule has its own table.
     let r = ask(&mut client, one_status(&[("steady", "x")])).await;
     assert_eq!(r.overall_code, OK);
+}
+
+#[tokio::test]
+async fn a_file_written_in_two_steps_is_applied_once_whole_and_keeps_state() {
+    let whole = "domain: ops
+descriptors:
+  - key: first
+    rate_limit: {unit: hour, requests_per_unit: 10}
+  - key: second
+    rate_limit: {unit: hour, requests_per_unit: 10}
+";
+    let service = Service::start(whole, &[]);
+    let mut client = service.client().await;
+    for _ in 0..3 {
+        ask(&mut client, one_status(&[("second", "k")])).await;
+    }
+    let loads = || {
+        service
+            .metric("ratelimit_service_config_load_total{result=\"ok\"}")
+            .unwrap_or(0.0)
+    };
+    assert_eq!(loads(), 1.0);
+
+    // Rewritten in place in two steps, 600 ms apart (longer than a poll): the first step
+    // alone is a valid config without the rule `second`.
+    let (head, tail) = whole.split_at(whole.find("  - key: second").unwrap());
+    let changed_tail = tail.replace("requests_per_unit: 10}", "requests_per_unit: 10, name: n}");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&service.config).unwrap();
+        file.write_all(head.as_bytes()).unwrap();
+        file.sync_all().unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        file.write_all(changed_tail.as_bytes()).unwrap();
+        file.sync_all().unwrap();
+    }
+    let applied = eventually(Duration::from_secs(4), || {
+        let mut client = client.clone();
+        async move {
+            let mut req = one_status(&[("second", "k")]);
+            req.descriptors[0].hits_addend = Some(0);
+            let r = ask(&mut client, req).await;
+            r.statuses[0]
+                .current_limit
+                .as_ref()
+                .map(|l| l.name.as_str())
+                == Some("n")
+        }
+    })
+    .await;
+    assert!(applied, "the whole file applied:\n{}", service.logs());
+    assert_eq!(
+        loads(),
+        2.0,
+        "one reload, of the whole file:\n{}",
+        service.logs()
+    );
+    let mut req = one_status(&[("second", "k")]);
+    req.descriptors[0].hits_addend = Some(0);
+    let r = ask(&mut client, req).await;
+    assert_eq!(r.statuses[0].limit_remaining, 7, "`second` kept its state");
 }

@@ -42,6 +42,10 @@
 
 mod key_hash;
 mod log;
+/// The limiters' log throttle, for programs that log their own warnings the same way (at
+/// most one a second per kind, with a count of those held back): `sluicegate-server` does.
+#[cfg(all(not(loom), feature = "tracing"))]
+pub use log::Throttle;
 /// For `loom-tests` only: the throttle's model checks it directly.
 #[cfg(all(loom, feature = "tracing"))]
 #[doc(hidden)]

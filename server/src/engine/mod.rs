@@ -8,7 +8,7 @@ use crate::input;
 use crate::limits::{Backing, Limits};
 use crate::proto::RateLimitRequest;
 use crate::status::{Status, Verdict};
-use crate::telemetry::{self, RuleCounters};
+use crate::telemetry::{self, BadInput, DetailedSeries, RuleCounters};
 use arc_swap::ArcSwap;
 use plan::{Part, Plan};
 use sluicegate::backend::{all_of_each, BackendError, Member, Op};
@@ -37,10 +37,15 @@ pub struct Snapshot {
     pub counters: Vec<RuleCounters>,
 }
 
+/// The default of `--max-metric-series`.
+pub const DEFAULT_MAX_METRIC_SERIES: usize = 100;
+
 /// The decision maker: the current snapshot and how to answer.
 #[derive(Debug)]
 pub struct Engine {
     snapshot: ArcSwap<Snapshot>,
+    /// `detailed_metric` series: the engine's, so a reload does not make room for more.
+    detailed: DetailedSeries,
     /// Where the state lives.
     pub backing: Backing,
     /// What a backend failure answers.
@@ -50,8 +55,9 @@ pub struct Engine {
 /// Why a request got no verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// The request cannot be used (gRPC `INVALID_ARGUMENT`, HTTP 400).
-    Invalid(String),
+    /// The request cannot be used (gRPC `INVALID_ARGUMENT`, HTTP 400): the client's fault,
+    /// of this kind, said in this sentence.
+    Invalid(BadInput, String),
     /// The backend failed and `--on-backend-error error` (gRPC `UNAVAILABLE`, HTTP 503).
     Unavailable(String),
 }
@@ -61,9 +67,21 @@ impl Engine {
     pub fn new(snapshot: Snapshot, backing: Backing, on_backend_error: OnBackendError) -> Self {
         Engine {
             snapshot: ArcSwap::from_pointee(snapshot),
+            detailed: DetailedSeries::new(DEFAULT_MAX_METRIC_SERIES),
             backing,
             on_backend_error,
         }
+    }
+
+    /// The same engine, keeping at most `max` series per `detailed_metric` rule.
+    pub fn with_max_metric_series(mut self, max: usize) -> Self {
+        self.detailed = DetailedSeries::new(max);
+        self
+    }
+
+    /// The `detailed_metric` series held.
+    pub fn detailed_series(&self) -> &DetailedSeries {
+        &self.detailed
     }
 
     /// The snapshot serving now.
@@ -87,7 +105,7 @@ impl Engine {
     /// cost is decided on its own afterwards, so that it never denies the others.
     pub async fn decide(&self, request: &RateLimitRequest) -> Result<Verdict, Refusal> {
         if let Some(problem) = input::problem(request) {
-            return Err(Refusal::Invalid(problem));
+            return Err(Refusal::Invalid(BadInput::Invalid, problem));
         }
         let snapshot = self.snapshot();
         let plans = plan::plan(&snapshot, request).await?;
@@ -114,7 +132,13 @@ impl Engine {
         let matched = plans
             .iter()
             .map(|p| p.rule.map(|(i, rule)| (i, rule, p.cost)));
-        telemetry::record(request, &snapshot.counters, matched, &statuses);
+        telemetry::record(
+            request,
+            &snapshot.counters,
+            &self.detailed,
+            matched,
+            &statuses,
+        );
         Ok(Verdict { statuses, over })
     }
 
@@ -164,8 +188,7 @@ impl Engine {
     /// Handles a backend failure as `--on-backend-error` says: an error for `error`, else
     /// whether the affected descriptors are over (`deny`) or not (`allow`).
     fn backend_failed(&self, failed: &BackendError) -> Result<bool, Refusal> {
-        telemetry::backend_error();
-        tracing::warn!(error = %failed, "the backend could not decide");
+        telemetry::backend_error(failed);
         match self.on_backend_error {
             OnBackendError::Error => Err(Refusal::Unavailable(format!(
                 "the rate-limit backend could not decide: {failed}"

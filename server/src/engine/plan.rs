@@ -3,9 +3,10 @@
 
 use super::{Refusal, Snapshot};
 use crate::config::{Limit, Rule, Unit};
-use crate::limits::RuleLimiter;
+use crate::limits::{OverrideError, RuleLimiter};
 use crate::proto::{RateLimitDescriptor, RateLimitRequest};
 use crate::status::{Shown, Status};
+use crate::telemetry::{self, BadInput};
 use sluicegate::backend::Op;
 use sluicegate::Decision;
 use std::time::Duration;
@@ -28,6 +29,9 @@ pub(super) enum Action {
     Unlimited,
     /// `requests_per_unit: 0` (configured, or a descriptor's override).
     DenyAll { unit: Unit },
+    /// A descriptor's override for which no limiter could be kept (every cached one carries
+    /// state): over the limit, as a new key in a full key table is.
+    NoRoom { shown: (u32, Unit) },
     /// A quota to decide with `limiter` on `key`; `shown` is how `current_limit` shows it.
     Decide {
         limiter: RuleLimiter,
@@ -77,7 +81,7 @@ impl Plan<'_> {
     /// rule, or a cost no wait can admit, outside shadow mode. The others then only look.
     pub(super) fn denies_anyway(&self) -> bool {
         let shadow = self.rule.is_some_and(|(_, rule)| rule.shadow_mode);
-        let over = matches!(self.action, Action::DenyAll { .. })
+        let over = matches!(self.action, Action::DenyAll { .. } | Action::NoRoom { .. })
             || self.part() == Some(Part::Look { too_costly: true });
         over && !shadow
     }
@@ -98,6 +102,16 @@ impl Plan<'_> {
                 reset_after: unit.duration(),
                 retry_after: Some(unit.duration()),
             }),
+            (Action::NoRoom { shown: as_shown }, Some(rule)) => {
+                let period = as_shown.1.duration();
+                Some(Status {
+                    over: true,
+                    limit: Some(shown(rule, *as_shown, as_shown.0, period)),
+                    remaining: 0,
+                    reset_after: Duration::from_secs(1),
+                    retry_after: Some(Duration::from_secs(1)),
+                })
+            }
             (Action::Decide { .. }, _) => None,
         }
     }
@@ -191,23 +205,35 @@ pub(super) async fn plan<'a>(
         let key = key(descriptor, rule.share_threshold, found.wildcard_levels);
         let action = if let Some(over) = &descriptor.limit {
             let Some(unit) = Unit::from_override(over.unit) else {
-                return Err(Refusal::Invalid(format!(
-                    "a descriptor's limit override has unit {}, which is not a known unit",
-                    over.unit
-                )));
+                return Err(Refusal::Invalid(
+                    BadInput::Override,
+                    format!(
+                        "a descriptor's limit override has unit {}, which is not a known unit",
+                        over.unit
+                    ),
+                ));
             };
+            let as_shown = (over.requests_per_unit, unit);
             if over.requests_per_unit == 0 {
                 Action::DenyAll { unit }
             } else {
-                let limiter = snapshot
+                match snapshot
                     .limits
                     .for_override(config, found.rule, over.requests_per_unit, unit)
                     .await
-                    .map_err(Refusal::Unavailable)?;
-                Action::Decide {
-                    limiter,
-                    shown: (over.requests_per_unit, unit),
-                    key,
+                {
+                    Ok(limiter) => Action::Decide {
+                        limiter,
+                        shown: as_shown,
+                        key,
+                    },
+                    Err(OverrideError::Invalid(why)) => {
+                        return Err(Refusal::Invalid(BadInput::Override, why))
+                    }
+                    Err(OverrideError::NoRoom) => {
+                        telemetry::overrides_full(snapshot.limits.overrides().max());
+                        Action::NoRoom { shown: as_shown }
+                    }
                 }
             }
         } else {

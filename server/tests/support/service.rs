@@ -47,6 +47,16 @@ pub struct Options {
     pub files: Vec<(String, String)>,
     /// Pass the single file rather than the directory.
     pub file: bool,
+    /// Start it with this open-file limit (soft and hard).
+    pub open_files: Option<u64>,
+}
+
+/// The binary under test: `SLUICEGATE_SERVER_BIN` when set (to run these tests against
+/// another build, e.g. an earlier commit's, and see which fail), else this package's.
+pub fn server_bin() -> PathBuf {
+    std::env::var_os("SLUICEGATE_SERVER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sluicegate-server")))
 }
 
 impl Service {
@@ -56,6 +66,7 @@ impl Service {
             flags: flags.iter().map(|s| s.to_string()).collect(),
             files: vec![("config.yaml".into(), config.into())],
             file: true,
+            open_files: None,
         })
     }
 
@@ -78,16 +89,33 @@ impl Service {
             config,
             log: PathBuf::new(),
         };
-        service.spawn(&options.flags);
+        service.spawn(&options.flags, options.open_files);
         service
     }
 
-    fn spawn(&mut self, flags: &[String]) {
+    fn spawn(&mut self, flags: &[String], open_files: Option<u64>) {
         self.grpc = free_port();
         self.http = free_port();
         self.log = self.dir.path().join(format!("server-{}.log", self.grpc));
         let log = std::fs::File::create(&self.log).expect("a log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_sluicegate-server"))
+        let mut command = Command::new(server_bin());
+        if let Some(limit) = open_files {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe, and the closure touches nothing else.
+            unsafe {
+                command.pre_exec(move || {
+                    let limit = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let child = command
             .arg("--config")
             .arg(&self.config)
             .args(["--grpc", &format!("127.0.0.1:{}", self.grpc)])
@@ -119,6 +147,27 @@ impl Service {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The server's resident memory (`VmRSS` in `/proc/PID/status`), in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("reading /proc/PID/status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
+
+    /// The sum of every Prometheus sample whose line starts with `line_start`, and how many
+    /// there are.
+    pub fn metric_sum(&self, line_start: &str) -> (f64, usize) {
+        let (_, body) = self.get("/metrics");
+        body.lines()
+            .filter(|line| line.starts_with(line_start))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .fold((0.0, 0), |(sum, n), v| (sum + v, n + 1))
     }
 
     /// What the server has logged.
@@ -212,18 +261,33 @@ impl Drop for Service {
     }
 }
 
-/// One HTTP/1.1 request on a fresh connection: (status, raw headers, body).
+/// One HTTP/1.1 request on a fresh connection, as JSON: (status, raw headers, body).
 pub fn http(
     port: u16,
     method: &str,
     path: &str,
     body: &str,
 ) -> std::io::Result<(u16, String, String)> {
+    http_typed(port, method, path, Some("application/json"), body)
+}
+
+/// One HTTP/1.1 request on a fresh connection with this `Content-Type` (none for `None`):
+/// (status, raw headers, body).
+pub fn http_typed(
+    port: u16,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> std::io::Result<(u16, String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let content_type = content_type
+        .map(|t| format!("Content-Type: {t}\r\n"))
+        .unwrap_or_default();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{content_type}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )?;
     let mut raw = Vec::new();

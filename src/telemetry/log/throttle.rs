@@ -7,11 +7,24 @@ use crate::state::sync::{AtomicU64, Ordering::Relaxed};
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 pub const INTERVAL_NANOS: u64 = 1_000_000_000;
 
-/// Lets one event through per [`INTERVAL_NANOS`] and counts the others, so the next event
-/// can say how many were suppressed. Lock-free: a load and, once per interval, a CAS; a
+/// Lets one event through per interval (one second) and counts the others, so the next
+/// event can say how many were suppressed. Lock-free: a load and, once per interval, a CAS; a
 /// suppressed event costs one `fetch_add` (warnings are the cold path; the checks that do not
-/// warn never touch it). Model-checked with loom (`loom-tests/tests/telemetry.rs`), which
-/// reaches it as `telemetry::Throttle` (exported only under `--cfg loom`).
+/// warn never touch it). Model-checked with loom (`loom-tests/tests/telemetry.rs`). Public as
+/// `sluicegate::telemetry::Throttle` (feature `tracing`) for programs that throttle their own
+/// warnings the same way:
+///
+/// ```
+/// # #[cfg(feature = "tracing")] {
+/// use sluicegate::telemetry::Throttle;
+///
+/// let throttle = Throttle::new();
+/// let second = 1_000_000_000; // `now` in nanoseconds, on a clock that only goes forward
+/// assert_eq!(throttle.admit(0), Some(0)); // log it: nothing was held back
+/// assert_eq!(throttle.admit(1), None); // within the second: held back, and counted
+/// assert_eq!(throttle.admit(second), Some(1)); // log it, saying 1 was suppressed
+/// # }
+/// ```
 #[derive(Debug)]
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 pub struct Throttle {

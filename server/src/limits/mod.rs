@@ -1,5 +1,10 @@
 //! The limiters behind the rules: one keyed limiter per rule, in this process or on Redis,
-//! kept across reloads when a rule's algorithm did not change.
+//! kept across reloads when a rule's algorithm did not change; and the bounded cache of
+//! limiters made for descriptors' `limit` overrides (`overrides.rs`).
+
+mod overrides;
+
+pub use overrides::{Overrides, Shape, DEFAULT_MAX as DEFAULT_MAX_OVERRIDES};
 
 use crate::config::{Config, Limit, QuotaRule, Unit};
 use sluicegate::backend::Backend;
@@ -7,8 +12,7 @@ use sluicegate::dynamic::AnyKeyedLimiter;
 use sluicegate::policy::AlgorithmKind;
 use sluicegate::redis::AnyRedisLimiter;
 use sluicegate::Quota;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long an eager Redis connection may take before the limiter connects in the
@@ -76,14 +80,24 @@ impl RuleLimiter {
 pub struct Limits {
     backing: Backing,
     per_rule: Vec<Option<RuleLimiter>>,
-    /// Keyed by rule index and the override's requests per unit and unit.
-    overrides: Mutex<HashMap<(usize, u32, Unit), RuleLimiter>>,
+    /// By rule index and the override's requests per unit and unit, bounded.
+    overrides: Overrides,
+}
+
+/// Why an override got no limiter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverrideError {
+    /// The rule's algorithm cannot run it: the client's fault.
+    Invalid(String),
+    /// Every cached override limiter still carries state: no room for a new one.
+    NoRoom,
 }
 
 impl Limits {
     /// Limiters for `config`'s rules. A rule of `previous` at the same place (domain and
     /// key) with the same algorithm keeps its limiter: unchanged, or, in process, with its
-    /// quota changed by `set_quota` (state carries over).
+    /// quota changed by `set_quota` (state carries over). The override cache is as large as
+    /// `previous`'s, or [`DEFAULT_MAX_OVERRIDES`] (see [`Limits::with_max_overrides`]).
     pub async fn build(
         config: &Config,
         backing: &Backing,
@@ -121,11 +135,34 @@ impl Limits {
             };
             per_rule.push(Some(limiter));
         }
+        let max_overrides = previous.map_or(DEFAULT_MAX_OVERRIDES, |(_, old)| old.overrides.max());
         Ok(Limits {
             backing: backing.clone(),
             per_rule,
-            overrides: Mutex::new(HashMap::new()),
+            overrides: Overrides::new(max_overrides),
         })
+    }
+
+    /// The same limits, with room for at most `max` override limiters (empty).
+    pub fn with_max_overrides(mut self, max: usize) -> Limits {
+        self.overrides = Overrides::new(max);
+        self
+    }
+
+    /// The override limiters' cache.
+    pub fn overrides(&self) -> &Overrides {
+        &self.overrides
+    }
+
+    /// Every in-process limiter, for the sweeper: the rules' and the overrides'.
+    pub fn sweep(&self) -> usize {
+        let mut swept = 0;
+        for limiter in self.per_rule.iter().flatten() {
+            if let RuleLimiter::Local(local) = limiter {
+                swept += local.sweep();
+            }
+        }
+        swept + self.overrides.sweep()
     }
 
     /// The limiter of rule `rule` (none for unlimited and deny-all rules).
@@ -141,33 +178,39 @@ impl Limits {
         rule: usize,
         requests: u32,
         unit: Unit,
-    ) -> Result<RuleLimiter, String> {
+    ) -> Result<RuleLimiter, OverrideError> {
         let wanted = (rule, requests, unit);
-        if let Some(found) = self.lock_overrides().get(&wanted) {
-            return Ok(found.clone());
+        if let Some(found) = self.overrides.get(&wanted) {
+            return Ok(found);
         }
         let algorithm = match config.rules[rule].limit {
             Limit::Quota(QuotaRule { algorithm, .. }) => algorithm,
             _ => AlgorithmKind::FixedWindow,
         };
-        let quota = Quota::new(requests, unit.duration()).map_err(|e| e.to_string())?;
+        let invalid = |e: &dyn std::fmt::Display| {
+            OverrideError::Invalid(format!(
+                "the limit override of {requests} per {unit} cannot be decided by the rule's {algorithm} limiter: {e}"
+            ))
+        };
+        let quota = Quota::new(requests, unit.duration()).map_err(|e| invalid(&e))?;
+        if !self.overrides.room() {
+            return Err(OverrideError::NoRoom);
+        }
         let r = &config.rules[rule];
         let prefix = prefix(&r.domain, &r.key, Some((requests, unit)));
-        let made = make(&self.backing, quota, algorithm, &prefix, self.available()).await?;
+        // Everything `make` can refuse is the quota (Redis connects in the background).
+        let made = make(&self.backing, quota, algorithm, &prefix, self.available())
+            .await
+            .map_err(|e| invalid(&e))?;
         // Two first uses may race: the first one stored wins, so both share it.
-        Ok(self.lock_overrides().entry(wanted).or_insert(made).clone())
+        self.overrides
+            .insert(wanted, made)
+            .ok_or(OverrideError::NoRoom)
     }
 
     /// False while a Redis backend is known to be down.
     pub fn available(&self) -> bool {
         self.per_rule.iter().flatten().all(RuleLimiter::available)
-    }
-
-    fn lock_overrides(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(usize, u32, Unit), RuleLimiter>> {
-        // A panic while holding it cannot leave the map inconsistent: inserts are single calls.
-        self.overrides.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

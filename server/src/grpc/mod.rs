@@ -1,9 +1,15 @@
-//! `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` over gRPC.
+//! `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` over gRPC; `oversize.rs`
+//! gives a message over the size limit its conventional code.
+
+mod oversize;
+
+pub use oversize::{layer as oversize_layer, OversizeLayer};
 
 use crate::engine::{Engine, Refusal};
 use crate::proto::rate_limit_service_server::{RateLimitService, RateLimitServiceServer};
 use crate::proto::{RateLimitRequest, RateLimitResponse};
-use crate::{input, response, telemetry};
+use crate::telemetry::{self, Api};
+use crate::{input, response};
 use std::sync::Arc;
 use std::time::Instant;
 use tonic::{Request, Response, Status};
@@ -18,11 +24,21 @@ pub struct Rls {
 impl Rls {
     /// The tonic server for `engine`, refusing messages over [`input::MAX_MESSAGE_BYTES`].
     pub fn server(engine: Arc<Engine>, response_headers: bool) -> RateLimitServiceServer<Rls> {
+        Rls::server_with_limit(engine, response_headers, input::MAX_MESSAGE_BYTES)
+    }
+
+    /// The tonic server for `engine`, refusing messages over `max_message_bytes` (with
+    /// `RESOURCE_EXHAUSTED` under [`oversize_layer`]).
+    pub fn server_with_limit(
+        engine: Arc<Engine>,
+        response_headers: bool,
+        max_message_bytes: usize,
+    ) -> RateLimitServiceServer<Rls> {
         RateLimitServiceServer::new(Rls {
             engine,
             response_headers,
         })
-        .max_decoding_message_size(input::MAX_MESSAGE_BYTES)
+        .max_decoding_message_size(max_message_bytes)
     }
 }
 
@@ -41,7 +57,10 @@ impl RateLimitService for Rls {
                 &verdict,
                 self.response_headers,
             ))),
-            Err(Refusal::Invalid(why)) => Err(Status::invalid_argument(why)),
+            Err(Refusal::Invalid(kind, why)) => {
+                telemetry::refused(Api::Grpc, kind, &why);
+                Err(Status::invalid_argument(why))
+            }
             Err(Refusal::Unavailable(why)) => Err(Status::unavailable(why)),
         }
     }

@@ -1,10 +1,21 @@
 //! The service's metrics, through the `metrics` facade (rendered by the Prometheus exporter
-//! at `/metrics`), named as envoyproxy/ratelimit names them.
+//! at `/metrics`), named as envoyproxy/ratelimit names them; and the service's warnings,
+//! throttled.
+
+mod bad_input;
+mod detailed;
+mod throttled;
+
+pub use bad_input::{refused, Api, BadInput};
+pub use detailed::{DetailedSeries, Series};
+pub use throttled::admit;
 
 use crate::config::{Config, Rule};
 use crate::proto::{RateLimitDescriptor, RateLimitRequest};
 use crate::status::Status;
 use metrics::{counter, histogram, Counter};
+use sluicegate::telemetry::Throttle;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 /// A status is "near" its limit when less than this share of the limit remains.
@@ -23,7 +34,7 @@ pub struct RuleCounters {
 
 impl RuleCounters {
     /// The counters labelled with `domain` and `key`.
-    fn new(domain: &str, key: &str) -> RuleCounters {
+    pub(crate) fn new(domain: &str, key: &str) -> RuleCounters {
         let labels = [("domain", domain.to_owned()), ("key", key.to_owned())];
         RuleCounters {
             total_hits: counter!("ratelimit_service_rate_limit_total_hits", &labels),
@@ -67,10 +78,11 @@ impl RuleCounters {
 /// Counts one decided request: per descriptor whose rule matched, its hits (the cost) into
 /// `total_hits` and one of `over_limit` / `within_limit`, and `near_limit` / `shadow_mode`
 /// where they apply. `matched` has each descriptor's rule (its index and itself) and cost;
-/// `counters` each rule's.
+/// `counters` each rule's; `detailed` the bounded series of `detailed_metric` rules.
 pub fn record<'a>(
     request: &RateLimitRequest,
     counters: &[RuleCounters],
+    detailed: &DetailedSeries,
     matched: impl Iterator<Item = Option<(usize, &'a Rule, u32)>>,
     statuses: &[Status],
 ) {
@@ -80,9 +92,13 @@ pub fn record<'a>(
         };
         let hits = u64::from(cost);
         if rule.detailed_metric {
-            // The request's own values label the counters: looked up per request.
-            RuleCounters::new(&rule.domain, &detailed_key(descriptor)).count(rule, status, hits);
-        } else if let Some(counters) = counters.get(index) {
+            // The request's own values label the counters, up to the bound per rule.
+            if let Series::Own(own) = detailed.series(rule, detailed_key(descriptor)) {
+                own.count(rule, status, hits);
+                continue;
+            }
+        }
+        if let Some(counters) = counters.get(index) {
             counters.count(rule, status, hits);
         }
     }
@@ -98,9 +114,45 @@ fn detailed_key(descriptor: &RateLimitDescriptor) -> String {
         .join(".")
 }
 
-/// Counts a backend (Redis) failure.
-pub fn backend_error() {
+/// Counts a backend (Redis) failure, and logs it at `warn` at most once a second with how
+/// many were held back (while Redis is down, every request fails alike).
+pub fn backend_error(error: &dyn std::fmt::Display) {
+    static THROTTLE: LazyLock<Throttle> = LazyLock::new(Throttle::new);
     counter!("ratelimit_service_backend_errors_total").increment(1);
+    if let Some(suppressed) = throttled::admit(&THROTTLE) {
+        tracing::warn!(%error, suppressed, "the backend could not decide");
+    }
+}
+
+/// Counts a descriptor refused because every override limiter still carries state (see
+/// `--max-override-limiters`), and logs it at `warn` at most once a second.
+pub fn overrides_full(max: usize) {
+    static THROTTLE: LazyLock<Throttle> = LazyLock::new(Throttle::new);
+    counter!("ratelimit_service_override_limiters_full_total").increment(1);
+    if let Some(suppressed) = throttled::admit(&THROTTLE) {
+        tracing::warn!(
+            max,
+            suppressed,
+            "a new limit override was over the limit: all {max} override limiters carry state"
+        );
+    }
+}
+
+/// Counts a connection closed at once because its listener already had
+/// `--max-connections` open, and logs it at `warn` at most once a second per listener.
+pub fn connection_refused(listener: &'static str, max: usize) {
+    static THROTTLES: LazyLock<[Throttle; 2]> =
+        LazyLock::new(|| [Throttle::new(), Throttle::new()]);
+    counter!("ratelimit_service_connections_refused_total", "listener" => listener).increment(1);
+    let throttle = &THROTTLES[usize::from(listener == "http")];
+    if let Some(suppressed) = throttled::admit(throttle) {
+        tracing::warn!(
+            listener,
+            max,
+            suppressed,
+            "a connection was closed at once: {max} are open on this listener already"
+        );
+    }
 }
 
 /// Counts a config load, `ok` or `failed`.
