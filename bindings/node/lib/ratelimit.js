@@ -48,15 +48,7 @@ function rateLimit(options) {
 
   /** Puts the verdict on the response: passes on (after a leaky bucket's wait) or refuses. */
   function settle(req, res, next, status, wait, text, limit, quota, remaining, reset) {
-    if (limit >= 0) {
-      req[requestPropertyName] = {
-        name: names[limit],
-        limit: quota,
-        used: quota - remaining,
-        remaining,
-        resetTime: new Date(Date.now() + reset * 1000),
-      };
-    }
+    if (limit >= 0) req[requestPropertyName] = new RateLimitInfo(names[limit], quota, remaining, reset);
     const body = setHeaders(res, text);
     if (status === 0) {
       if (wait > 0) hold(next, wait);
@@ -134,6 +126,29 @@ function rateLimit(options) {
       run(req, res, next);
     }
   };
+}
+
+/** What the response reports (its tightest limit), as express-rate-limit's `req.rateLimit`
+ * has it; `resetTime` is made when first read. */
+class RateLimitInfo {
+  #resetAt;
+
+  constructor(name, limit, remaining, reset) {
+    this.name = name;
+    this.limit = limit;
+    this.used = limit - remaining;
+    this.remaining = remaining;
+    this.#resetAt = Date.now() + reset * 1000;
+  }
+
+  /** When the limit's quota is back (the header's `t`, whole seconds, from the decision). */
+  get resetTime() {
+    return new Date(this.#resetAt);
+  }
+
+  toJSON() {
+    return { name: this.name, limit: this.limit, used: this.used, remaining: this.remaining, resetTime: this.resetTime };
+  }
 }
 
 /** Holds a passed request `ms` before passing it on, never less: a Node timer can fire

@@ -222,6 +222,8 @@ fn invalid(error: impl Display) -> Error {
 thread_local! {
     /// The bytes of the request being read: reused, so a decision allocates no buffer.
     static REQUEST: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// The text of a verdict decided at once, likewise.
+    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `httpDecide(handle, method, url, rawHeaders, remoteAddress, remotePort, keys)`: decides the
@@ -246,23 +248,24 @@ pub(crate) unsafe extern "C" fn http_decide(
         parts.extensions.insert(given_keys(env, state, keys));
     }
     match state.limiter.decide(&parts) {
-        Deciding::Now(verdict) => {
-            let encoded = Encoded::new(verdict);
-            let numbers = encoded.numbers();
+        Deciding::Now(verdict) => TEXT.with_borrow_mut(|text| {
+            text.clear();
+            let numbers = encode(verdict, text);
             // SAFETY: `out` points at `LEN` f64s that `_array` keeps alive; only this
             // thread, which owns the array, calls here.
             std::ptr::copy_nonoverlapping(numbers.as_ptr(), state.out, LEN);
-            text::string(env, &encoded.text)
-        }
+            text::string(env, text)
+        }),
         Deciding::Later(pending) => {
             let env = Env::from_raw(env);
             let later = env.spawn_future(async move {
-                let encoded = Encoded::new(pending.await);
-                let [status, wait, limit, quota, remaining, reset] = encoded.numbers();
+                let mut text = Vec::new();
+                let [status, wait, limit, quota, remaining, reset] =
+                    encode(pending.await, &mut text);
                 Ok(HttpVerdict {
                     status: status as u32,
                     wait,
-                    text: String::from_utf8_lossy(&encoded.text).into_owned(),
+                    text: String::from_utf8_lossy(&text).into_owned(),
                     limit,
                     quota,
                     remaining,
@@ -297,6 +300,8 @@ unsafe fn request(
         if sys::napi_get_array_length(env, raw_headers, &mut count) != sys::Status::napi_ok {
             return None;
         }
+        // Each field read on its own (not joined into one string and split): a value may
+        // hold any byte a lenient parser lets through, and must never become a name.
         let mut fields = SmallVec::<[std::ops::Range<usize>; 32]>::new();
         for i in 0..count {
             let mut value = std::ptr::null_mut();
@@ -352,63 +357,39 @@ unsafe fn given_keys(env: sys::napi_env, state: &HttpState, keys: sys::napi_valu
     given
 }
 
-/// A verdict as JavaScript receives it.
-struct Encoded {
-    status: u16,
-    wait: f64,
-    report: Option<Report>,
-    /// `name:value` lines; for a refusal, an empty line and the body.
-    text: SmallVec<[u8; 256]>,
+/// Writes `verdict`'s headers into `text` as `name:value` lines, and for a refusal an empty
+/// line and the body; returns its numbers, in the verdict array's order.
+fn encode(verdict: Verdict, text: &mut Vec<u8>) -> [f64; LEN] {
+    let mut numbers = [0.0; LEN];
+    let report = match verdict {
+        Verdict::Pass { headers, wait } => {
+            for (name, value) in headers.iter() {
+                line(text, name.as_str(), value.as_bytes());
+            }
+            numbers[WAIT] = millis(wait);
+            headers.report()
+        }
+        Verdict::Refuse(response) => {
+            for (name, value) in response.headers() {
+                line(text, name.as_str(), value.as_bytes());
+            }
+            text.push(b'\n');
+            text.extend_from_slice(response.body());
+            numbers[STATUS] = f64::from(response.status().as_u16());
+            response.extensions().get::<Report>().copied()
+        }
+    };
+    numbers[LIMIT] = -1.0;
+    if let Some(report) = report {
+        numbers[LIMIT] = report.limit as f64;
+        numbers[QUOTA] = f64::from(report.quota);
+        numbers[REMAINING] = f64::from(report.remaining);
+        numbers[RESET] = report.reset as f64;
+    }
+    numbers
 }
 
-impl Encoded {
-    fn new(verdict: Verdict) -> Encoded {
-        let mut text = SmallVec::new();
-        match verdict {
-            Verdict::Pass { headers, wait } => {
-                for (name, value) in headers.iter() {
-                    line(&mut text, name.as_str(), value.as_bytes());
-                }
-                Encoded {
-                    status: 0,
-                    wait: millis(wait),
-                    report: headers.report(),
-                    text,
-                }
-            }
-            Verdict::Refuse(response) => {
-                for (name, value) in response.headers() {
-                    line(&mut text, name.as_str(), value.as_bytes());
-                }
-                text.push(b'\n');
-                text.extend_from_slice(response.body());
-                Encoded {
-                    status: response.status().as_u16(),
-                    wait: 0.0,
-                    report: response.extensions().get::<Report>().copied(),
-                    text,
-                }
-            }
-        }
-    }
-
-    /// The numbers, in the verdict array's order.
-    fn numbers(&self) -> [f64; LEN] {
-        let mut numbers = [0.0; LEN];
-        numbers[STATUS] = f64::from(self.status);
-        numbers[WAIT] = self.wait;
-        numbers[LIMIT] = -1.0;
-        if let Some(report) = self.report {
-            numbers[LIMIT] = report.limit as f64;
-            numbers[QUOTA] = f64::from(report.quota);
-            numbers[REMAINING] = f64::from(report.remaining);
-            numbers[RESET] = report.reset as f64;
-        }
-        numbers
-    }
-}
-
-fn line(text: &mut SmallVec<[u8; 256]>, name: &str, value: &[u8]) {
+fn line(text: &mut Vec<u8>, name: &str, value: &[u8]) {
     text.extend_from_slice(name.as_bytes());
     text.push(b':');
     text.extend_from_slice(value);

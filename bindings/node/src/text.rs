@@ -68,9 +68,15 @@ unsafe fn read(
     (status == sys::Status::napi_ok).then_some(written)
 }
 
-/// `text` as a JavaScript string.
+/// `text` (UTF-8) as a JavaScript string; ASCII, the usual case, is made as Latin-1, which
+/// V8 copies without decoding.
 pub(crate) unsafe fn string(env: sys::napi_env, text: &[u8]) -> sys::napi_value {
     let mut value = std::ptr::null_mut();
-    sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, &mut value);
+    let (at, len) = (text.as_ptr().cast(), text.len() as isize);
+    if text.is_ascii() {
+        sys::napi_create_string_latin1(env, at, len, &mut value);
+    } else {
+        sys::napi_create_string_utf8(env, at, len, &mut value);
+    }
     value
 }
