@@ -188,7 +188,7 @@ export interface RateLimitOptions {
   identifier?: string;
   /** Networks whose X-Forwarded-For / Forwarded are believed: ['10.0.0.0/8', '::1']. Default none. */
   trustedProxies?: string[];
-  /** Which forwarding header the trusted proxies write; default 'both' (they must then agree). */
+  /** Which forwarding header the trusted proxies write; default 'x-forwarded-for' (the library's); 'both': they must then agree. */
   forwardedHeaders?: 'x-forwarded-for' | 'forwarded' | 'both';
   /** Group IPv6 clients by this prefix, 0 to 128; default 64. `ipv6Subnet` (express-rate-limit's name) too; false is 128. */
   ipv6Prefix?: number;

@@ -56,7 +56,7 @@ function normalize(options) {
   if (onBackendError !== 'allow' && onBackendError !== 'deny') {
     throw new TypeError(`${WHAT}: \`onBackendError\` is 'allow' or 'deny', got ${describe(onBackendError)}`);
   }
-  const forwardedHeaders = options.forwardedHeaders ?? 'both';
+  const forwardedHeaders = options.forwardedHeaders ?? 'x-forwarded-for' // the library's default, as in Rust and Python;
   if (!['x-forwarded-for', 'forwarded', 'both'].includes(forwardedHeaders)) {
     throw new TypeError(`${WHAT}: \`forwardedHeaders\` is 'x-forwarded-for', 'forwarded' or 'both', got ${describe(forwardedHeaders)}`);
   }

@@ -41,10 +41,18 @@ for (const [label, express] of Object.entries(EXPRESS)) {
   });
 
   test(`${label}: a trusted proxy's X-Forwarded-For and Forwarded name the client`, async () => {
-    await withApp(express, { trustedProxies: ['127.0.0.1'] }, async ({ url }) => {
+    await withApp(express, { trustedProxies: ['127.0.0.1'], forwardedHeaders: 'both' }, async ({ url }) => {
       // The rightmost address that is not a trusted proxy is the client.
       assert.deepEqual(await statuses(url, ['203.0.113.1', '203.0.113.1', '198.51.100.9, 203.0.113.2', '203.0.113.2, 127.0.0.1']), [200, 429, 200, 429]);
       assert.deepEqual(await statuses(url, ['for=203.0.113.3', 'for="203.0.113.3:4711"'], 'forwarded'), [200, 429]);
+    });
+  });
+
+  test(`${label}: by default only X-Forwarded-For is read, as the library's default; Forwarded is then ignored`, async () => {
+    await withApp(express, { trustedProxies: ['127.0.0.1'] }, async ({ url }) => {
+      // Two clients named only in Forwarded are both the peer 127.0.0.1: one key.
+      assert.deepEqual(await statuses(url, ['for=203.0.113.4', 'for=203.0.113.5'], 'forwarded'), [200, 429]);
+      assert.deepEqual(await statuses(url, ['203.0.113.4', '203.0.113.5']), [200, 200]);
     });
   });
 
