@@ -142,11 +142,90 @@ export function throttle<T extends { interceptors: { request: { use: Function };
   options: ThrottleOptions,
 ): T & { sluicegate: { queued(): number } };
 
+/** What a response reports of its tightest limit, on `req.rateLimit` (or `requestPropertyName`). */
+export interface RateLimitInfo {
+  /** The limit reported: the one with the fewest requests left, or on a 429 the one that admits last. */
+  name: string;
+  /** Its quota's limit (`q` of RateLimit-Policy). */
+  limit: number;
+  /** `limit - remaining`. */
+  used: number;
+  /** Requests left under it (`r` of RateLimit). */
+  remaining: number;
+  /** When its quota is back (`t` of RateLimit, whole seconds, from now). */
+  resetTime: Date;
+}
+
+/** A request's key on a limit: a string, or nothing (the request is then refused with 400). */
+export type KeyFunction = (req: any, res: any) => string | number | null | undefined | Promise<string | number | null | undefined>;
+
+export interface HttpLimit {
+  /** Names the limit in the headers and on Redis (`sluicegate:http:<name>:`), as every front end does. */
+  name: string;
+  /** 'ip' (the client address, through trusted proxies only), 'global', 'header:NAME', or a function of the request. Default 'ip'. */
+  key?: 'ip' | 'global' | `header:${string}` | KeyFunction;
+  quota: string;
+  algorithm?: Algorithm;
+  /** What one request costs, default 1. */
+  cost?: number;
+}
+
+export interface RateLimitOptions {
+  /** The limits, decided all-or-nothing; or one limit's options at the top level (the shorthand). */
+  limits?: HttpLimit[];
+  /** Shorthand: one limit (named after its key, 'ip' by default). */
+  quota?: string;
+  algorithm?: Algorithm;
+  key?: HttpLimit['key'];
+  name?: string;
+  cost?: number;
+  /** express-rate-limit's form of the shorthand: `limit` requests per `windowMs` ms in fixed windows. */
+  windowMs?: number;
+  limit?: number;
+  max?: number;
+  /** express-rate-limit's names for `key` (a function) and `name`. */
+  keyGenerator?: KeyFunction;
+  identifier?: string;
+  /** Networks whose X-Forwarded-For / Forwarded are believed: ['10.0.0.0/8', '::1']. Default none. */
+  trustedProxies?: string[];
+  /** Which forwarding header the trusted proxies write; default 'x-forwarded-for' (the library's); 'both': they must then agree. */
+  forwardedHeaders?: 'x-forwarded-for' | 'forwarded' | 'both';
+  /** Group IPv6 clients by this prefix, 0 to 128; default 64. `ipv6Subnet` (express-rate-limit's name) too; false is 128. */
+  ipv6Prefix?: number;
+  ipv6Subnet?: number | false;
+  /** A Redis URL: the limits are shared by every process (and Rust and Python front ends) naming them alike. */
+  redis?: string;
+  /** A Redis Cluster's seed nodes, comma-separated: 'redis://10.0.0.1:7000,redis://10.0.0.2:7000'. */
+  redisCluster?: string;
+  /** When Redis cannot answer: 'allow' (default) lets requests through; 'deny' answers 503 with Retry-After: 1. */
+  onBackendError?: 'allow' | 'deny';
+  /** RateLimit-Policy and RateLimit (draft-10) on every response; default true. */
+  standardHeaders?: boolean | 'draft-10';
+  /** Also X-RateLimit-Limit, -Remaining and -Reset (seconds from now); default false. */
+  legacyHeaders?: boolean;
+  /** Requests for which it is true pass uncounted and without headers. */
+  skip?: (req: any, res: any) => boolean | Promise<boolean>;
+  /** Answers a 429 instead of the default (after the rate-limit headers are set). */
+  handler?: (req: any, res: any, next: (error?: unknown) => void, options: RateLimitOptions & { statusCode: number; message: unknown; requestPropertyName: string }) => unknown;
+  /** A 429's body instead of the library's sentence: a string (text/plain), an object (JSON), or a function of (req, res) returning one. */
+  message?: unknown;
+  /** A 429's status instead of 429. */
+  statusCode?: number;
+  /** Where the request gets its RateLimitInfo; default 'rateLimit'. */
+  requestPropertyName?: string;
+  /** Accepted for express-rate-limit's sake, and ignored. */
+  validate?: unknown;
+}
+
+/** Connect-style middleware (express 4 and 5, or any `(req, res, next)`, plain `http` servers too). */
+export function rateLimit(options: RateLimitOptions): (req: any, res: any, next: (error?: unknown) => void) => void;
+
 declare const sluicegate: {
   Limiter: typeof Limiter;
   KeyedLimiter: typeof KeyedLimiter;
   RedisLimiter: typeof RedisLimiter;
   ManualClock: typeof ManualClock;
+  rateLimit: typeof rateLimit;
   throttle: typeof throttle;
 };
 export default sluicegate;

@@ -5,5 +5,6 @@ const { Limiter, KeyedLimiter } = require('./lib/limiter');
 const { ManualClock } = require('./lib/clock');
 const { throttle } = require('./lib/throttle');
 const { RedisLimiter } = require('./lib/redis');
+const { rateLimit } = require('./lib/ratelimit');
 
-module.exports = { Limiter, KeyedLimiter, RedisLimiter, ManualClock, throttle };
+module.exports = { Limiter, KeyedLimiter, RedisLimiter, ManualClock, rateLimit, throttle };

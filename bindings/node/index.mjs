@@ -1,5 +1,5 @@
 // The ESM entry: the CommonJS module's exports, by name.
 import sluicegate from './index.js';
 
-export const { Limiter, KeyedLimiter, RedisLimiter, ManualClock, throttle } = sluicegate;
+export const { Limiter, KeyedLimiter, RedisLimiter, ManualClock, rateLimit, throttle } = sluicegate;
 export default sluicegate;

@@ -67,6 +67,7 @@ impl RateLimitHeaders {
             ratelimit,
             retry_after,
             legacy: None,
+            report,
         }
     }
 }

@@ -129,17 +129,21 @@ fn intern(text: String) -> &'static str {
     leaked
 }
 
-/// What one response reports: the tightest limit's numbers.
+/// What one response reports: the tightest limit's numbers, those `RateLimit` (and the
+/// legacy trio) are written from. Front ends that hand them to their users read them with
+/// [`RateLimitHeaders::report`], or on a refused request from its response's extensions
+/// (the Node middleware's `req.rateLimit`), whether or not the headers are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Report {
-    /// Index of the limit reported.
-    pub(crate) limit: usize,
-    /// Its quota's limit (for the legacy header).
-    pub(crate) quota: u32,
-    /// `r`.
-    pub(crate) remaining: u32,
-    /// `t`, whole seconds.
-    pub(crate) reset: u64,
+#[non_exhaustive]
+pub struct Report {
+    /// Index of the limit reported, in the order the limits were added.
+    pub limit: usize,
+    /// Its quota's limit (`q`; the legacy `X-RateLimit-Limit`).
+    pub quota: u32,
+    /// `r`: requests left under it.
+    pub remaining: u32,
+    /// `t`: whole seconds until its quota comes back (on a `429`, `Retry-After`).
+    pub reset: u64,
 }
 
 /// The `RateLimit` value: `"name";r=R;t=T`. `prefix` is the limit's name as a String item
@@ -190,6 +194,8 @@ pub struct RateLimitHeaders {
     pub(crate) ratelimit: Option<HeaderValue>,
     pub(crate) retry_after: Option<u64>,
     pub(crate) legacy: Option<Report>,
+    /// What the headers report, sent or not.
+    pub(crate) report: Option<Report>,
 }
 
 impl RateLimitHeaders {
@@ -234,6 +240,29 @@ impl RateLimitHeaders {
             .chain(ratelimit)
             .chain(retry)
             .chain(legacy)
+    }
+
+    /// The numbers these headers report (the tightest limit's), also when the standard
+    /// headers are switched off; `None` when no limit decided (an exempt request, a missing
+    /// key, a backend failure).
+    ///
+    /// ```
+    /// use sluicegate::http::{Deciding, Global, RateLimitLayer, RequestLimit, Verdict};
+    /// use sluicegate::{Limiter, Quota};
+    ///
+    /// let limiter = RateLimitLayer::builder()
+    ///     .limit(RequestLimit::new("all", Limiter::<sluicegate::algorithm::Gcra>::new(Quota::per_minute(10))?).key(Global))
+    ///     .standard_headers(false)
+    ///     .limiter()?;
+    /// let (parts, ()) = http::Request::get("/").body(())?.into_parts();
+    /// let Deciding::Now(Verdict::Pass { headers, .. }) = limiter.decide(&parts) else { panic!() };
+    /// let report = headers.report().expect("the limit decided");
+    /// assert_eq!((report.limit, report.quota, report.remaining, report.reset), (0, 10, 9, 6));
+    /// assert!(headers.is_empty(), "nothing is sent");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn report(&self) -> Option<Report> {
+        self.report
     }
 
     /// `Retry-After`'s whole seconds, on a refusal.

@@ -286,6 +286,7 @@ impl Settings {
             ratelimit,
             retry_after,
             legacy: report.copied().filter(|_| self.legacy_headers),
+            report: report.copied(),
         }
     }
 
@@ -294,9 +295,12 @@ impl Settings {
         Verdict::Refuse(self.response(rejection, headers))
     }
 
-    /// The response to `rejection`, with `headers`.
+    /// The response to `rejection`, with `headers`, and what they report as an extension.
     fn response(&self, rejection: &Rejection<'_>, headers: RateLimitHeaders) -> Response<Bytes> {
         let mut response = self.responder.respond(rejection);
+        if let Some(report) = headers.report {
+            response.extensions_mut().insert(report);
+        }
         headers.apply(response.headers_mut());
         response
     }

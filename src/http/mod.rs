@@ -122,7 +122,7 @@ pub use error::BuildError;
 pub use foreign::DecidedLimit;
 pub use future::ResponseFuture;
 pub use headers::{
-    RateLimitHeaders, RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
+    RateLimitHeaders, Report, RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
     X_RATELIMIT_RESET,
 };
 pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};

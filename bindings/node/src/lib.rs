@@ -17,6 +17,7 @@ mod clock;
 mod errors;
 mod group;
 mod handle;
+mod http_limiter;
 mod key;
 mod keyed;
 mod limiter;
@@ -25,6 +26,7 @@ mod options;
 mod out;
 mod raw;
 mod redis;
+mod text;
 
 pub use clock::NativeClock;
 pub use group::NativeGroup;
@@ -38,7 +40,7 @@ use napi_derive::napi;
 #[napi(module_exports)]
 pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
     let (env, exports) = (env.raw(), exports.raw());
-    let callbacks: [(&std::ffi::CStr, raw::Callback); 8] = [
+    let callbacks: [(&std::ffi::CStr, raw::Callback); 9] = [
         (c"limiterCheck", limiter::limiter_check),
         (c"keyedCheck", keyed::keyed_check),
         (c"limiterDecide", limiter::limiter_decide),
@@ -47,6 +49,7 @@ pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
         (c"keyedDecideObject", keyed::keyed_decide_object),
         (c"keyedSize", keyed::keyed_size),
         (c"keyedMaxCost", keyed::keyed_max_cost),
+        (c"httpDecide", http_limiter::http_decide),
     ];
     for (name, callback) in callbacks {
         // SAFETY: `env` and `exports` are the module's, valid during its initialization.

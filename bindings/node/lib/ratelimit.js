@@ -1,0 +1,180 @@
+'use strict';
+// rateLimit(options): connect-style middleware for express 4 and 5, or anything that calls
+// (req, res, next), plain `http` servers included (only Node's own res.setHeader,
+// res.statusCode and res.end are used). Each request is decided by the library's one HTTP
+// decision in one native call, from its method, URL, raw headers and the socket's peer
+// address (never express's `req.ip` or `trust proxy`: the trusted-proxy rule is the
+// library's), with the keys the user's functions return; the headers and refusals are the
+// library's, byte for byte what the Rust tower layer sends. Decided at once when every limit
+// is in process; a Promise when one is on Redis.
+
+const native = require('./native');
+const { normalize } = require('./ratelimit_options');
+const { setHeaders } = require('./verdict');
+const { describe } = require('./args');
+
+const { httpDecide } = native;
+
+/** Where the native side writes a verdict decided at once, in src/http_limiter.rs's order:
+ * status (0: pass), wait (ms), then what the headers report: the limit's index (-1: none),
+ * its quota, remaining, and the seconds until it resets. */
+const VERDICT = new Float64Array(6);
+
+function rateLimit(options) {
+  const o = normalize(options);
+  const handle = native.newHttpLimiter(o.native, VERDICT);
+  const { keyFunctions, skip, names, requestPropertyName, statusCode, handler, message } = o;
+  const count = names.length;
+  const custom = handler !== null || message !== undefined;
+  const used = Object.freeze({ ...options, statusCode, requestPropertyName, message });
+
+  /** Decides with `keys` (the functions' keys, or undefined) and answers. */
+  function decide(req, res, next, keys) {
+    const socket = req.socket;
+    let verdict;
+    try {
+      verdict = httpDecide(handle, req.method, req.originalUrl ?? req.url, req.rawHeaders, socket?.remoteAddress, socket?.remotePort, keys);
+    } catch (error) {
+      return next(error);
+    }
+    if (typeof verdict === 'string') {
+      return settle(req, res, next, VERDICT[0], VERDICT[1], verdict, VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
+    }
+    verdict.then(
+      (v) => settle(req, res, next, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.reset),
+      (error) => next(error),
+    );
+  }
+
+  /** Puts the verdict on the response: passes on (after a leaky bucket's wait) or refuses. */
+  function settle(req, res, next, status, wait, text, limit, quota, remaining, reset) {
+    if (limit >= 0) req[requestPropertyName] = new RateLimitInfo(names[limit], quota, remaining, reset);
+    const body = setHeaders(res, text);
+    if (status === 0) {
+      if (wait > 0) hold(next, wait);
+      else next();
+      return;
+    }
+    if (status === 429 && custom) return overLimit(req, res, next, body);
+    res.statusCode = status === 429 ? statusCode : status;
+    res.end(body);
+  }
+
+  /** A 429 answered by the user's `handler`, or with their `message`. */
+  function overLimit(req, res, next, body) {
+    res.removeHeader('content-type');
+    if (handler !== null) {
+      // As express-rate-limit calls it; `message` is the library's sentence unless given.
+      return handler(req, res, next, message === undefined ? { ...used, message: body } : used);
+    }
+    res.statusCode = statusCode;
+    const value = typeof message === 'function' ? message(req, res) : message;
+    if (value && typeof value.then === 'function') value.then((v) => send(res, v), next);
+    else send(res, value);
+  }
+
+  /** The request's key on each limit a function keys: an array, or a Promise of one when a
+   * function returned a Promise. */
+  function keysOf(req, res) {
+    const keys = new Array(count);
+    let waiting = false;
+    for (const [i, fn] of keyFunctions) {
+      const key = fn(req, res);
+      if (key && typeof key.then === 'function') waiting = true;
+      keys[i] = key;
+    }
+    return waiting ? Promise.all(keys).then(checkKeys) : checkKeys(keys);
+  }
+
+  /** The keys as strings, null where a function found none; a TypeError for anything else. */
+  function checkKeys(keys) {
+    for (const [i, , name] of keyFunctions) {
+      const key = keys[i];
+      if (typeof key === 'string') continue;
+      if (key === undefined || key === null) keys[i] = null;
+      else if (typeof key === 'number') keys[i] = String(key);
+      else throw new TypeError(`rateLimit: the key function of limit "${name}" must return a string (or nothing), got ${describe(key)}`);
+    }
+    return keys;
+  }
+
+  function run(req, res, next) {
+    if (keyFunctions === null) return decide(req, res, next, undefined);
+    let keys;
+    try {
+      keys = keysOf(req, res);
+    } catch (error) {
+      return next(error);
+    }
+    if (Array.isArray(keys)) decide(req, res, next, keys);
+    else keys.then((resolved) => decide(req, res, next, resolved), next);
+  }
+
+  return function rateLimitMiddleware(req, res, next) {
+    if (skip === null) return run(req, res, next);
+    let skipped;
+    try {
+      skipped = skip(req, res);
+    } catch (error) {
+      return next(error);
+    }
+    if (skipped && typeof skipped.then === 'function') {
+      skipped.then((yes) => (yes ? next() : run(req, res, next)), next);
+    } else if (skipped) {
+      next();
+    } else {
+      run(req, res, next);
+    }
+  };
+}
+
+/** What the response reports (its tightest limit), as express-rate-limit's `req.rateLimit`
+ * has it; `resetTime` is made when first read. */
+class RateLimitInfo {
+  #resetAt;
+
+  constructor(name, limit, remaining, reset) {
+    this.name = name;
+    this.limit = limit;
+    this.used = limit - remaining;
+    this.remaining = remaining;
+    this.#resetAt = Date.now() + reset * 1000;
+  }
+
+  /** When the limit's quota is back (the header's `t`, whole seconds, from the decision). */
+  get resetTime() {
+    return new Date(this.#resetAt);
+  }
+
+  toJSON() {
+    return { name: this.name, limit: this.limit, used: this.used, remaining: this.remaining, resetTime: this.resetTime };
+  }
+}
+
+/** Holds a passed request `ms` before passing it on, never less: a Node timer can fire
+ * early on its loop's cached clock, and then waits out the rest. */
+function hold(next, ms) {
+  const at = performance.now() + ms;
+  const check = () => {
+    const left = at - performance.now();
+    if (left > 0) setTimeout(check, left);
+    else next();
+  };
+  setTimeout(check, ms);
+}
+
+/** Sends a user's `message`: a string as text, a Buffer as is, anything else as JSON. */
+function send(res, value) {
+  if (res.writableEnded) return;
+  if (typeof value === 'string') {
+    res.setHeader('content-type', 'text/plain; charset=utf-8');
+    res.end(value);
+  } else if (Buffer.isBuffer(value)) {
+    res.end(value);
+  } else {
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify(value));
+  }
+}
+
+module.exports = { rateLimit };

@@ -1,0 +1,199 @@
+'use strict';
+// rateLimit's options, checked and turned into what the native HTTP limiter takes. The
+// contract's names (DESIGN.md §2: limits, trustedProxies, ipv6Prefix, redis, onBackendError),
+// and express-rate-limit's where one means the same thing, so that switching is an import
+// and a few options; its options that have no counterpart here are refused with a sentence
+// saying why and what to use instead, rather than silently ignored.
+
+const { limitOptions, wholeNumber, describe } = require('./args');
+
+const WHAT = 'rateLimit(options)';
+
+/** express-rate-limit's options that do not exist here: why, and what instead. */
+const UNSUPPORTED = {
+  store: "a store is sluicegate's own: give `redis: 'redis://host:6379/'` to share limits through Redis",
+  passOnStoreError: "use `onBackendError: 'allow'` (the default: requests pass while Redis is down) or 'deny' (503 with Retry-After: 1)",
+  skipFailedRequests: 'a request is decided, and consumes, before it is handled; nothing is given back after the response',
+  skipSuccessfulRequests: 'a request is decided, and consumes, before it is handled; nothing is given back after the response',
+  requestWasSuccessful: 'a request is decided, and consumes, before it is handled; nothing is given back after the response',
+  retryAfter: "Retry-After is the engine's exact time until the request would be admitted, rounded up to seconds",
+  logger: 'nothing is logged: a backend failure is answered as `onBackendError` says',
+  headers: 'use `legacyHeaders`',
+};
+
+/** The options a middleware takes (besides the shorthand's). */
+const KNOWN = new Set([
+  'limits', 'trustedProxies', 'forwardedHeaders', 'ipv6Prefix', 'ipv6Subnet', 'redis', 'redisCluster',
+  'onBackendError', 'standardHeaders', 'legacyHeaders', 'skip', 'handler', 'message', 'statusCode',
+  'requestPropertyName', 'validate',
+]);
+
+/** The shorthand's options: one limit, given at the top level. */
+const SHORTHAND = new Set(['quota', 'algorithm', 'key', 'keyGenerator', 'name', 'identifier', 'cost', 'windowMs', 'limit', 'max']);
+
+/**
+ * `{ native, keyFunctions, names, skip, handler, message, statusCode, requestPropertyName }`:
+ * the native limiter's options, `[index, fn]` for each limit keyed by a function, the limits'
+ * names, and the JavaScript-side options.
+ */
+function normalize(options) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${WHAT} takes an options object such as { quota: '5/second' }, got ${describe(options)}`);
+  }
+  for (const name of Object.keys(options)) {
+    if (name in UNSUPPORTED) throw new TypeError(`${WHAT}: \`${name}\` (express-rate-limit) has no counterpart here: ${UNSUPPORTED[name]}`);
+    if (!KNOWN.has(name) && !SHORTHAND.has(name)) throw new TypeError(`${WHAT}: unknown option \`${name}\``);
+  }
+  const limits = limitsOf(options);
+  const redisUrl = options.redis ?? options.redisCluster;
+  if (options.redis !== undefined && options.redisCluster !== undefined) {
+    throw new TypeError(`${WHAT}: give \`redis\` (one server) or \`redisCluster\` (a Cluster's seed nodes), not both`);
+  }
+  if (redisUrl !== undefined && typeof redisUrl !== 'string') {
+    throw new TypeError(`${WHAT}: \`${options.redis !== undefined ? 'redis' : 'redisCluster'}\` must be a URL string such as 'redis://127.0.0.1:6379/', got ${describe(redisUrl)}`);
+  }
+  const onBackendError = options.onBackendError ?? 'allow';
+  if (onBackendError !== 'allow' && onBackendError !== 'deny') {
+    throw new TypeError(`${WHAT}: \`onBackendError\` is 'allow' or 'deny', got ${describe(onBackendError)}`);
+  }
+  const forwardedHeaders = options.forwardedHeaders ?? 'x-forwarded-for' // the library's default, as in Rust and Python;
+  if (!['x-forwarded-for', 'forwarded', 'both'].includes(forwardedHeaders)) {
+    throw new TypeError(`${WHAT}: \`forwardedHeaders\` is 'x-forwarded-for', 'forwarded' or 'both', got ${describe(forwardedHeaders)}`);
+  }
+  const native = {
+    limits: limits.map(({ fn, ...limit }) => limit),
+    trustedProxies: trustedProxies(options.trustedProxies),
+    forwardedHeaders,
+    ipv6Prefix: ipv6Prefix(options),
+    redis: redisUrl,
+    redisCluster: options.redisCluster !== undefined,
+    onBackendError,
+    standardHeaders: standardHeaders(options.standardHeaders),
+    legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders', false),
+  };
+  const keyFunctions = limits.flatMap((limit, i) => (limit.fn ? [[i, limit.fn, limit.name]] : []));
+  const requestPropertyName = options.requestPropertyName ?? 'rateLimit';
+  if (typeof requestPropertyName !== 'string' || requestPropertyName === '') {
+    throw new TypeError(`${WHAT}: \`requestPropertyName\` must be a non-empty string, got ${describe(requestPropertyName)}`);
+  }
+  return {
+    native,
+    keyFunctions: keyFunctions.length > 0 ? keyFunctions : null,
+    names: limits.map((l) => l.name),
+    skip: optionalFunction(options.skip, 'skip'),
+    handler: optionalFunction(options.handler, 'handler'),
+    message: options.message,
+    statusCode: wholeNumber(options.statusCode, 'statusCode', 100, 599, 429),
+    requestPropertyName,
+  };
+}
+
+/** The limits: `options.limits`, or the one limit of the shorthand. */
+function limitsOf(options) {
+  const shorthand = Object.keys(options).filter((name) => SHORTHAND.has(name));
+  if (options.limits === undefined) return [limit(shorthandLimit(options), WHAT)];
+  if (shorthand.length > 0) {
+    throw new TypeError(`${WHAT}: give \`limits\` or one limit's options (${shorthand.map((n) => `\`${n}\``).join(', ')}), not both`);
+  }
+  if (!Array.isArray(options.limits) || options.limits.length === 0) {
+    throw new TypeError(`${WHAT}: \`limits\` must be a non-empty array of { name, key, quota, algorithm, cost }, got ${describe(options.limits)}`);
+  }
+  return options.limits.map((l, i) => {
+    const what = `${WHAT}: limits[${i}]`;
+    if (l === null || typeof l !== 'object') throw new TypeError(`${what} must be an object such as { name: 'ip', key: 'ip', quota: '5/second' }, got ${describe(l)}`);
+    if (typeof l.name !== 'string') throw new TypeError(`${what}: \`name\` must be a string (it names the limit in the headers and on Redis), got ${describe(l.name)}`);
+    return limit(l, what);
+  });
+}
+
+/**
+ * The shorthand's limit: `quota`, or express-rate-limit's `windowMs` + `limit` (or `max`),
+ * which is exactly the quota `<limit>/<windowMs>ms` counted in fixed windows, as it counts.
+ * Keyed by client IP unless `key` (or `keyGenerator`) says otherwise, named after its key
+ * (`ip`, `global`, `header:NAME`; `key` for a function) unless `name` (or `identifier`) is given.
+ */
+function shorthandLimit(options) {
+  const windowed = options.windowMs !== undefined || options.limit !== undefined || options.max !== undefined;
+  if (windowed && options.quota !== undefined) {
+    throw new TypeError(`${WHAT}: give \`quota\` or \`windowMs\` + \`limit\`, not both`);
+  }
+  if (options.limit !== undefined && options.max !== undefined) throw new TypeError(`${WHAT}: give \`limit\` or \`max\`, not both`);
+  if (options.key !== undefined && options.keyGenerator !== undefined) throw new TypeError(`${WHAT}: give \`key\` or \`keyGenerator\`, not both`);
+  if (options.name !== undefined && options.identifier !== undefined) throw new TypeError(`${WHAT}: give \`name\` or \`identifier\`, not both`);
+  let quota = options.quota;
+  let algorithm = options.algorithm;
+  if (windowed) {
+    const count = options.limit ?? options.max ?? 5; // express-rate-limit's defaults
+    if (typeof count === 'function') throw new TypeError(`${WHAT}: \`limit\` must be a number here: a limit is fixed when the middleware is made`);
+    const windowMs = wholeNumber(options.windowMs, 'windowMs', 1, Number.MAX_SAFE_INTEGER, 60_000);
+    quota = `${wholeNumber(count, 'limit', 0, 0xffffffff, 5)}/${windowMs}ms`;
+    algorithm ??= 'fixed-window';
+  }
+  if (quota === undefined) throw new TypeError(`${WHAT}: give \`limits\`, or one limit's \`quota\` such as '5/second'`);
+  const key = options.key ?? options.keyGenerator ?? 'ip';
+  const name = options.name ?? options.identifier ?? (typeof key === 'string' ? key : 'key');
+  if (typeof name !== 'string') throw new TypeError(`${WHAT}: \`name\` must be a string, got ${describe(name)}`);
+  return { name, key, quota, algorithm, cost: options.cost };
+}
+
+/** One limit as the native side takes it, with `fn` when a function computes its key. */
+function limit(l, what) {
+  const { quota, algorithm } = limitOptions(l, what);
+  const key = l.key ?? 'ip';
+  if (typeof key !== 'string' && typeof key !== 'function') {
+    throw new TypeError(`${what}: \`key\` is 'ip', 'global', 'header:NAME' or a function of the request, got ${describe(key)}`);
+  }
+  const fn = typeof key === 'function' ? key : null;
+  return {
+    name: l.name,
+    key: fn ? '' : key,
+    given: fn !== null,
+    quota,
+    algorithm,
+    cost: wholeNumber(l.cost, 'cost', 0, 0xffffffff, 1),
+    fn,
+  };
+}
+
+function trustedProxies(value) {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+    throw new TypeError(`${WHAT}: \`trustedProxies\` must be an array of networks such as ['10.0.0.0/8', '::1'], got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** `ipv6Prefix`, or express-rate-limit's `ipv6Subnet` (the same thing; `false`: no grouping). */
+function ipv6Prefix(options) {
+  if (options.ipv6Prefix !== undefined && options.ipv6Subnet !== undefined) {
+    throw new TypeError(`${WHAT}: give \`ipv6Prefix\` or \`ipv6Subnet\`, not both`);
+  }
+  if (options.ipv6Subnet === false) return 128;
+  if (typeof options.ipv6Subnet === 'function') throw new TypeError(`${WHAT}: \`ipv6Subnet\` must be a number here`);
+  const name = options.ipv6Subnet !== undefined ? 'ipv6Subnet' : 'ipv6Prefix';
+  return wholeNumber(options.ipv6Prefix ?? options.ipv6Subnet, name, 0, 128, 64);
+}
+
+/** On by default; draft-10's `RateLimit-Policy` and `RateLimit` are the only ones written. */
+function standardHeaders(value) {
+  if (value === undefined || value === true || value === 'draft-10') return true;
+  if (value === false) return false;
+  throw new TypeError(
+    `${WHAT}: \`standardHeaders\` is true, false or 'draft-10' (the RateLimit-Policy and RateLimit headers of ` +
+      `draft-ietf-httpapi-ratelimit-headers-10, the only ones written here), got ${describe(value)}`,
+  );
+}
+
+function flag(value, name, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`${WHAT}: \`${name}\` must be a boolean, got ${describe(value)}`);
+  return value;
+}
+
+function optionalFunction(value, name) {
+  if (value === undefined) return null;
+  if (typeof value !== 'function') throw new TypeError(`${WHAT}: \`${name}\` must be a function, got ${describe(value)}`);
+  return value;
+}
+
+module.exports = { normalize };

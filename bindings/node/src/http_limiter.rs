@@ -1,0 +1,397 @@
+//! The `rateLimit` middleware's native half: the library's one HTTP decision
+//! (`sluicegate::http::RequestLimiter`) built from the middleware's options, deciding a
+//! request from what Node knows of it (method, URL, raw headers, the socket's peer address)
+//! and the keys the user's functions returned. Client-IP resolution, header keys, the
+//! all-or-nothing protocol, the headers and the refusals' bodies are all the library's; this
+//! file only carries the request in and the verdict out.
+//!
+//! A verdict goes back as text, `name:value` lines, then for a refusal an empty line and the
+//! body (one string instead of an object built through Node-API, which costs more than the
+//! rest of the call), with its numbers (status, wait, what the headers report) written into
+//! a `Float64Array`; or, when a limit is on Redis, as a Promise of the same in an object.
+
+use crate::handle::{self, Tagged};
+use crate::options::{algorithm, quota};
+use crate::out::millis;
+use crate::raw;
+use crate::text::{self, Encoding};
+use napi::bindgen_prelude::{block_on, Float64Array, Unknown};
+use napi::{sys, Env, Error, JsValue, Status};
+use napi_derive::napi;
+use sluicegate::http::{
+    in_process_backend, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys,
+    OnBackendError, RateLimitLayer, Report, RequestLimit, RequestLimiter, TrustedProxies,
+    Verdict,
+};
+use sluicegate::policy::{KeySpec, Policy};
+use smallvec::SmallVec;
+use std::cell::RefCell;
+use std::fmt::Display;
+use std::net::{IpAddr, SocketAddr};
+
+/// One limit, as `lib/ratelimit_options.js` hands it over.
+#[napi(object)]
+pub struct HttpLimitOptions {
+    pub name: String,
+    /// `ip`, `global` or `header:NAME`; ignored when `given`.
+    pub key: String,
+    /// The key comes from a JavaScript function, passed to each decision.
+    pub given: bool,
+    pub quota: String,
+    pub algorithm: String,
+    pub cost: u32,
+}
+
+/// The middleware's options, checked by the JavaScript side.
+#[napi(object)]
+pub struct HttpOptions {
+    pub limits: Vec<HttpLimitOptions>,
+    /// Networks (`10.0.0.0/8`, `::1`) whose forwarding headers are believed.
+    pub trusted_proxies: Vec<String>,
+    /// `x-forwarded-for`, `forwarded` or `both`.
+    pub forwarded_headers: String,
+    pub ipv6_prefix: u32,
+    /// A Redis URL (a Cluster's seed nodes, comma-separated, when `redis_cluster`).
+    pub redis: Option<String>,
+    pub redis_cluster: bool,
+    /// `allow` or `deny`.
+    pub on_backend_error: String,
+    pub standard_headers: bool,
+    pub legacy_headers: bool,
+}
+
+/// A verdict decided later (a limit on Redis): what the `Float64Array` and the text carry
+/// for one decided at once.
+#[napi(object)]
+pub struct HttpVerdict {
+    /// 0 to pass, else the refusal's status.
+    pub status: u32,
+    /// Ms to hold a passed request (a leaky bucket's shaping delay).
+    pub wait: f64,
+    pub text: String,
+    /// The index of the limit reported, -1 for none; then its `q`, `r` and `t` (seconds).
+    pub limit: f64,
+    pub quota: f64,
+    pub remaining: f64,
+    pub reset: f64,
+}
+
+/// Slots of the verdict array, in order.
+const STATUS: usize = 0;
+const WAIT: usize = 1;
+const LIMIT: usize = 2;
+const QUOTA: usize = 3;
+const REMAINING: usize = 4;
+const RESET: usize = 5;
+const LEN: usize = 6;
+
+/// What an HTTP limiter handle holds.
+pub(crate) struct HttpState {
+    limiter: RequestLimiter,
+    /// The limits whose keys JavaScript functions compute: index and name.
+    given: Vec<(u32, String)>,
+    /// Keeps the verdict array alive; `out` points into it.
+    _array: Float64Array,
+    out: *mut f64,
+}
+
+impl Tagged for HttpState {
+    const TAG: u64 = 0x5e_11_03;
+}
+
+/// An HTTP limiter handle for `options`, writing verdicts' numbers into `out` (6 numbers).
+/// Limits on Redis are built without waiting for Redis (while it is down, decisions fail and
+/// `onBackendError` answers).
+#[napi]
+pub fn new_http_limiter<'env>(
+    env: &'env Env,
+    options: HttpOptions,
+    mut out: Float64Array,
+) -> napi::Result<Unknown<'env>> {
+    if out.len() < LEN {
+        return Err(invalid(format!(
+            "the verdict array needs {LEN} numbers, got {}",
+            out.len()
+        )));
+    }
+    let client_ip = client_ip(&options)?;
+    let mut builder = RateLimitLayer::builder()
+        .on_backend_error(
+            options
+                .on_backend_error
+                .parse::<OnBackendError>()
+                .map_err(invalid)?,
+        )
+        .standard_headers(options.standard_headers)
+        .legacy_headers(options.legacy_headers);
+    let mut given = Vec::new();
+    for (i, spec) in options.limits.iter().enumerate() {
+        builder = builder.limit(limit(spec, &client_ip, &options)?);
+        if spec.given {
+            given.push((i as u32, spec.name.clone()));
+        }
+    }
+    let limiter = builder.limiter().map_err(invalid)?;
+    // SAFETY: only this thread writes the array, through `out`, between two reads of it.
+    let data = unsafe { out.as_mut() }.as_mut_ptr();
+    handle::create(
+        env,
+        HttpState {
+            limiter,
+            given,
+            _array: out,
+            out: data,
+        },
+    )
+}
+
+/// The client-IP key the options describe.
+fn client_ip(options: &HttpOptions) -> napi::Result<ClientIp> {
+    let mut trusted = TrustedProxies::none();
+    for network in &options.trusted_proxies {
+        let cidr = network
+            .parse()
+            .map_err(|e| invalid(format!("trustedProxies: {network:?}: {e}")))?;
+        trusted.push(cidr);
+    }
+    let headers = match options.forwarded_headers.as_str() {
+        "x-forwarded-for" => ForwardedHeaders::XForwardedFor,
+        "forwarded" => ForwardedHeaders::Forwarded,
+        "both" => ForwardedHeaders::Both,
+        other => {
+            return Err(invalid(format!(
+                "forwardedHeaders is 'x-forwarded-for', 'forwarded' or 'both', not {other:?}"
+            )))
+        }
+    };
+    let bits = u8::try_from(options.ipv6_prefix).unwrap_or(u8::MAX);
+    ClientIp::new()
+        .trust(trusted)
+        .forwarded_headers(headers)
+        .ipv6_prefix(bits)
+        .map_err(|e| invalid(format!("ipv6Prefix: {e}")))
+}
+
+/// One limit, in process or on Redis under the library's name for HTTP limits.
+fn limit(
+    spec: &HttpLimitOptions,
+    client_ip: &ClientIp,
+    options: &HttpOptions,
+) -> napi::Result<RequestLimit> {
+    let named = |e: &dyn Display| invalid(format!("limit {:?}: {e}", spec.name));
+    // A function's key is per request: the limit is keyed (`PeerIp` stands for "keyed" here)
+    // and its extractor is replaced by the key handed in.
+    let key = if spec.given {
+        KeySpec::PeerIp
+    } else {
+        spec.key.parse().map_err(|e| named(&e))?
+    };
+    let policy = Policy {
+        name: spec.name.clone(),
+        quota: quota(&spec.quota).map_err(|e| named(&e.reason))?,
+        algorithm: algorithm(&spec.algorithm).map_err(|e| named(&e.reason))?,
+        key,
+    };
+    let limit = match &options.redis {
+        Some(url) => block_on(RequestLimit::from_policy_on_redis(
+            &policy,
+            client_ip,
+            url,
+            options.redis_cluster,
+        ))
+        .map_err(invalid)?,
+        None if spec.given => {
+            let backend = in_process_backend(policy.algorithm, policy.quota, true)
+                .map_err(|e| named(&e))?;
+            RequestLimit::shared(policy.name.clone(), backend)
+        }
+        None => RequestLimit::from_policy(&policy, client_ip).map_err(invalid)?,
+    };
+    let limit = if spec.given {
+        limit.key(GivenKey::new(policy.name))
+    } else {
+        limit
+    };
+    Ok(limit.cost(spec.cost))
+}
+
+fn invalid(error: impl Display) -> Error {
+    Error::new(Status::InvalidArg, error.to_string())
+}
+
+thread_local! {
+    /// The bytes of the request being read: reused, so a decision allocates no buffer.
+    static REQUEST: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// The text of a verdict decided at once, likewise.
+    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `httpDecide(handle, method, url, rawHeaders, remoteAddress, remotePort, keys)`: decides the
+/// request. Decided at once, it writes the numbers into the verdict array and returns the
+/// text; with a limit on Redis, it returns a Promise of an [`HttpVerdict`]. `keys[i]` is
+/// limit `i`'s key when a function computes it (a string, or null for none).
+pub(crate) unsafe extern "C" fn http_decide(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle, method, url, raw_headers, address, port, keys] = raw::args::<7>(env, info);
+    let Some(state) = handle::get::<HttpState>(env, handle) else {
+        return raw::throw_type_error(env, c"not an HttpLimiter handle");
+    };
+    let Some(mut parts) = request(env, method, url, raw_headers, peer(env, address, port)) else {
+        return raw::throw_type_error(
+            env,
+            c"a request needs a method, a URL and its raw headers as strings",
+        );
+    };
+    if !state.given.is_empty() {
+        parts.extensions.insert(given_keys(env, state, keys));
+    }
+    match state.limiter.decide(&parts) {
+        Deciding::Now(verdict) => TEXT.with_borrow_mut(|text| {
+            text.clear();
+            let numbers = encode(verdict, text);
+            // SAFETY: `out` points at `LEN` f64s that `_array` keeps alive; only this
+            // thread, which owns the array, calls here.
+            std::ptr::copy_nonoverlapping(numbers.as_ptr(), state.out, LEN);
+            text::string(env, text)
+        }),
+        Deciding::Later(pending) => {
+            let env = Env::from_raw(env);
+            let later = env.spawn_future(async move {
+                let mut text = Vec::new();
+                let [status, wait, limit, quota, remaining, reset] =
+                    encode(pending.await, &mut text);
+                Ok(HttpVerdict {
+                    status: status as u32,
+                    wait,
+                    text: String::from_utf8_lossy(&text).into_owned(),
+                    limit,
+                    quota,
+                    remaining,
+                    reset,
+                })
+            });
+            match later {
+                Ok(promise) => promise.raw(),
+                Err(e) => {
+                    let message = std::ffi::CString::new(e.reason).unwrap_or_default();
+                    sys::napi_throw_error(env.raw(), std::ptr::null(), message.as_ptr());
+                    std::ptr::null_mut()
+                }
+            }
+        }
+    }
+}
+
+/// The request as the library reads it; `None` when an argument is not what it should be.
+unsafe fn request(
+    env: sys::napi_env,
+    method: sys::napi_value,
+    url: sys::napi_value,
+    raw_headers: sys::napi_value,
+    peer: Option<SocketAddr>,
+) -> Option<http::request::Parts> {
+    REQUEST.with_borrow_mut(|buf| {
+        buf.clear();
+        let method = text::push(env, method, Encoding::Utf8, buf)?;
+        let url = text::push(env, url, Encoding::Utf8, buf)?;
+        let mut count = 0u32;
+        if sys::napi_get_array_length(env, raw_headers, &mut count) != sys::Status::napi_ok {
+            return None;
+        }
+        // Each field read on its own (not joined into one string and split): a value may
+        // hold any byte a lenient parser lets through, and must never become a name.
+        let mut fields = SmallVec::<[std::ops::Range<usize>; 32]>::new();
+        for i in 0..count {
+            let mut value = std::ptr::null_mut();
+            sys::napi_get_element(env, raw_headers, i, &mut value);
+            fields.push(text::push(env, value, Encoding::Latin1, buf)?);
+        }
+        let buf = &buf[..];
+        let method = std::str::from_utf8(&buf[method]).unwrap_or("GET");
+        let url = std::str::from_utf8(&buf[url]).unwrap_or("/");
+        // `rawHeaders` alternates names and values.
+        let headers = fields
+            .chunks_exact(2)
+            .map(|pair| (&buf[pair[0].clone()], &buf[pair[1].clone()]));
+        Some(sluicegate::http::request_parts(method, url, headers, peer))
+    })
+}
+
+/// The peer's address, from the socket's `remoteAddress` and `remotePort`; `None` when the
+/// socket has none (closed), which the library answers as a setup error.
+unsafe fn peer(
+    env: sys::napi_env,
+    address: sys::napi_value,
+    port: sys::napi_value,
+) -> Option<SocketAddr> {
+    let mut text = [0u8; 64];
+    let mut len = 0usize;
+    if sys::napi_get_value_string_utf8(env, address, text.as_mut_ptr().cast(), 64, &mut len)
+        != sys::Status::napi_ok
+    {
+        return None;
+    }
+    let text = std::str::from_utf8(&text[..len]).ok()?;
+    // A link-local address carries its interface (`fe80::1%eth0`), which `IpAddr` does not.
+    let ip: IpAddr = text.split('%').next()?.parse().ok()?;
+    Some(SocketAddr::new(ip, raw::u32_arg(env, port) as u16))
+}
+
+/// The keys the JavaScript functions computed, by limit name.
+unsafe fn given_keys(env: sys::napi_env, state: &HttpState, keys: sys::napi_value) -> GivenKeys {
+    let mut given = GivenKeys::new();
+    for (index, name) in &state.given {
+        let mut value = std::ptr::null_mut();
+        let key = if sys::napi_get_element(env, keys, *index, &mut value) == sys::Status::napi_ok
+        {
+            let mut buf = Vec::new();
+            text::push(env, value, Encoding::Utf8, &mut buf)
+                .map(|_| String::from_utf8_lossy(&buf).into_owned())
+        } else {
+            None
+        };
+        given.insert(name.as_str(), key);
+    }
+    given
+}
+
+/// Writes `verdict`'s headers into `text` as `name:value` lines, and for a refusal an empty
+/// line and the body; returns its numbers, in the verdict array's order.
+fn encode(verdict: Verdict, text: &mut Vec<u8>) -> [f64; LEN] {
+    let mut numbers = [0.0; LEN];
+    let report = match verdict {
+        Verdict::Pass { headers, wait } => {
+            for (name, value) in headers.iter() {
+                line(text, name.as_str(), value.as_bytes());
+            }
+            numbers[WAIT] = millis(wait);
+            headers.report()
+        }
+        Verdict::Refuse(response) => {
+            for (name, value) in response.headers() {
+                line(text, name.as_str(), value.as_bytes());
+            }
+            text.push(b'\n');
+            text.extend_from_slice(response.body());
+            numbers[STATUS] = f64::from(response.status().as_u16());
+            response.extensions().get::<Report>().copied()
+        }
+    };
+    numbers[LIMIT] = -1.0;
+    if let Some(report) = report {
+        numbers[LIMIT] = report.limit as f64;
+        numbers[QUOTA] = f64::from(report.quota);
+        numbers[REMAINING] = f64::from(report.remaining);
+        numbers[RESET] = report.reset as f64;
+    }
+    numbers
+}
+
+fn line(text: &mut Vec<u8>, name: &str, value: &[u8]) {
+    text.extend_from_slice(name.as_bytes());
+    text.push(b':');
+    text.extend_from_slice(value);
+    text.push(b'\n');
+}

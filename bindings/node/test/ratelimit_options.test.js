@@ -1,0 +1,107 @@
+'use strict';
+// rateLimit's options that express-rate-limit has too, by its names and meanings (skip,
+// handler, message, statusCode, windowMs + limit, standardHeaders, legacyHeaders), under
+// express 4 and 5; and the sentences for options that are wrong or do not exist here.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { rateLimit } = require('..');
+const { EXPRESS, expressApp, listen, get, rateLimitHeaders } = require('./support/apps');
+
+async function withApp(express, options, fn) {
+  const server = await listen(expressApp(express, rateLimit(options)));
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+/** GETs `url` `n` times; the responses. */
+async function times(n, url, headers) {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await get(url, '/', headers));
+  return out;
+}
+
+const SENTENCE = 'too many requests for limit "ip"; retry after 60 seconds\n';
+
+for (const [label, express] of Object.entries(EXPRESS)) {
+  test(`${label}: skip (a boolean or a Promise of one) lets requests through uncounted and without headers`, async () => {
+    for (const skip of [(req) => req.headers['x-skip'] === 'yes', async (req) => req.headers['x-skip'] === 'yes']) {
+      await withApp(express, { quota: '1/minute', skip }, async ({ url }) => {
+        const skipped = await times(3, url, { 'x-skip': 'yes' });
+        assert.deepEqual(skipped.map((r) => r.status), [200, 200, 200]);
+        assert.deepEqual(rateLimitHeaders(skipped[0]), []);
+        assert.deepEqual((await times(2, url)).map((r) => r.status), [200, 429], 'the skipped ones were not counted');
+      });
+    }
+  });
+
+  test(`${label}: handler answers a 429 after the rate-limit headers are set, as express-rate-limit calls it`, async () => {
+    const handler = (req, res, next, options) => {
+      res.status(options.statusCode).json({ message: options.message, remaining: req.rateLimit.remaining, named: options.quota });
+    };
+    await withApp(express, { quota: '1/minute', handler }, async ({ url }) => {
+      const [, refused] = await times(2, url);
+      assert.equal(refused.status, 429);
+      assert.match(refused.headers['content-type'], /^application\/json/);
+      assert.deepEqual(JSON.parse(refused.body), { message: SENTENCE, remaining: 0, named: '1/minute' });
+      assert.deepEqual(rateLimitHeaders(refused), [['ratelimit', '"ip";r=0;t=60'], ['ratelimit-policy', '"ip";q=1;w=60'], ['retry-after', '60']]);
+    });
+  });
+
+  test(`${label}: message (a string, an object, a function) and statusCode replace a 429's body and status`, async () => {
+    const cases = [
+      [{ message: 'Slow down.' }, 429, 'text/plain; charset=utf-8', 'Slow down.'],
+      [{ message: { error: 'slow down' }, statusCode: 503 }, 503, 'application/json; charset=utf-8', '{"error":"slow down"}'],
+      [{ message: async (req) => `Slow down, ${req.headers['x-user']}.` }, 429, 'text/plain; charset=utf-8', 'Slow down, alice.'],
+      [{ statusCode: 418 }, 418, 'text/plain; charset=utf-8', SENTENCE],
+    ];
+    for (const [options, status, type, body] of cases) {
+      await withApp(express, { quota: '1/minute', ...options }, async ({ url }) => {
+        const [first, refused] = await times(2, url, { 'x-user': 'alice' });
+        assert.equal(first.status, 200);
+        assert.equal(refused.status, status);
+        assert.equal(refused.headers['content-type'], type);
+        assert.equal(refused.body, body);
+        assert.equal(refused.headers['retry-after'], '60');
+      });
+    }
+  });
+
+  test(`${label}: windowMs + limit is the quota limit/windowMs in fixed windows`, async () => {
+    await withApp(express, { windowMs: 60_000, limit: 2 }, async ({ url }) => {
+      const seen = await times(3, url);
+      assert.deepEqual(seen.map((r) => r.status), [200, 200, 429]);
+      assert.equal(seen[0].headers['ratelimit-policy'], '"ip";q=2;w=60');
+      // A fixed window ends on the minute (windows are aligned to the epoch).
+      const t = Number(/;t=(\d+)$/.exec(seen[2].headers.ratelimit)[1]);
+      assert.ok(t >= 1 && t <= 60 && seen[2].headers['retry-after'] === String(t), seen[2].headers.ratelimit);
+    });
+  });
+
+  test(`${label}: standardHeaders: false, legacyHeaders: true sends only the X-RateLimit trio (Reset in seconds from now)`, async () => {
+    await withApp(express, { quota: '2/minute', standardHeaders: false, legacyHeaders: true }, async ({ url }) => {
+      const [first] = await times(1, url);
+      assert.deepEqual(rateLimitHeaders(first), [['x-ratelimit-limit', '2'], ['x-ratelimit-remaining', '1'], ['x-ratelimit-reset', '30']]);
+    });
+  });
+}
+
+test('options that are wrong, or express-rate-limit options that do not exist here, throw saying why', () => {
+  assert.throws(() => rateLimit({ quota: '5/second', store: {} }), { name: 'TypeError', message: /`store` \(express-rate-limit\) has no counterpart here: .*redis: 'redis:/ });
+  assert.throws(() => rateLimit({ quota: '5/second', skipFailedRequests: true }), { name: 'TypeError', message: /decided, and consumes, before it is handled/ });
+  assert.throws(() => rateLimit({ quota: '5/second', passOnStoreError: true }), { message: /onBackendError/ });
+  assert.throws(() => rateLimit({ quota: '5/second', quotas: 1 }), { name: 'TypeError', message: /unknown option `quotas`/ });
+  assert.throws(() => rateLimit({ quota: '5/second', standardHeaders: 'draft-7' }), { name: 'TypeError', message: /draft-ietf-httpapi-ratelimit-headers-10/ });
+  assert.throws(() => rateLimit({ quota: '5/fortnight' }), { message: /^limit "ip": invalid quota "5\/fortnight"/ });
+  assert.throws(() => rateLimit({ limits: [{ name: 'c', key: 'cookie:sid', quota: '5/second' }] }), { message: /^limit "c": .*cookie:sid/ });
+  assert.throws(() => rateLimit({ limits: [{ name: 'a', quota: '5/s' }, { name: 'a', quota: '6/s' }] }), { message: /two limits are named "a"/ });
+  assert.throws(() => rateLimit({ quota: '5/second', trustedProxies: ['10.0.0.0/33'] }), { message: /trustedProxies: "10.0.0.0\/33"/ });
+  assert.throws(() => rateLimit({ quota: '5/second', ipv6Prefix: 129 }), { name: 'RangeError', message: /`ipv6Prefix` must be a whole number between 0 and 128/ });
+  assert.throws(() => rateLimit({ quota: '5/second', onBackendError: 'retry' }), { message: /'allow' or 'deny'/ });
+  assert.throws(() => rateLimit({ quota: '5/second', windowMs: 1000 }), { message: /`quota` or `windowMs` \+ `limit`, not both/ });
+  assert.throws(() => rateLimit({ limits: [{ name: 'ip', quota: '5/s' }], quota: '5/s' }), { message: /give `limits` or one limit's options/ });
+  assert.throws(() => rateLimit({}), { message: /give `limits`, or one limit's `quota`/ });
+});
