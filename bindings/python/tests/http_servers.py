@@ -15,7 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -172,3 +172,16 @@ def policy(limit: Dict[str, Any]) -> str:
     return (f"name={limit['name']}; key={key}; quota={limit['quota']}; "
             f"algorithm={limit.get('algorithm', 'gcra')}")
 
+
+
+def answers_match_rust(start: Callable[[], Server], limits: List[Dict[str, Any]],
+                       requests: List[Dict[str, str]]) -> List[Response]:
+    """Sends `requests` (their headers) to the server `start` starts and to `http_server`
+    with the same limits; asserts that every answer's status, rate-limit headers and refusal
+    body match; returns the first server's answers."""
+    with start() as python:
+        ours = [get(python.port, headers=headers) for headers in requests]
+    with http_server([policy(limit) for limit in limits]) as rust:
+        theirs = [get(rust.port, headers=headers) for headers in requests]
+    assert [answer.limited() for answer in ours] == [answer.limited() for answer in theirs]
+    return ours

@@ -11,22 +11,14 @@ from typing import Any, Dict, List
 import pytest
 from websockets.sync.client import connect
 
-from http_servers import Response, get, http_server, policy, uvicorn
+from http_servers import Response, answers_match_rust, get, uvicorn
 
 APPS = ["starlette_app", "fastapi_app"]
 
 
 def same_answers_as_rust(app: str, limits: List[Dict[str, Any]],
                          requests: List[Dict[str, str]]) -> List[Response]:
-    """Sends `requests` (their headers) to the app and to `http_server` with the same
-    limits; asserts that every answer's status, rate-limit headers and refusal body match;
-    returns the app's answers."""
-    with uvicorn(app, {"limits": limits}) as python:
-        ours = [get(python.port, headers=headers) for headers in requests]
-    with http_server([policy(limit) for limit in limits]) as rust:
-        theirs = [get(rust.port, headers=headers) for headers in requests]
-    assert [answer.limited() for answer in ours] == [answer.limited() for answer in theirs]
-    return ours
+    return answers_match_rust(lambda: uvicorn(app, {"limits": limits}), limits, requests)
 
 
 @pytest.mark.parametrize("app", APPS)
