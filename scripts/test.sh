@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, every feature on: unit, property, integration and doc tests of the
 # library and of sluicegate-server (release, so the property tests run their full case counts
-# quickly), then the loom model checks.
+# quickly), the loom model checks, then the Node.js and Python packages, each built into this
+# same target/ and tested by its own script (which installs Node and npm, or makes a Python
+# virtualenv under target/, when missing).
 # The Redis tests start their own redis-server (Debian's package redis-server); it is
 # installed here if it is missing and apt-get can be used.
 set -euo pipefail
@@ -32,3 +34,8 @@ LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
 RUSTFLAGS="--cfg loom" \
 CARGO_TARGET_DIR=target/loom \
     cargo test -p loom-tests --release --features telemetry --test telemetry
+
+# The packages, after the Rust tests (which built the http_server example their shared-limit
+# tests start): each builds its native module with cargo into this target/.
+bash bindings/node/ci.sh
+bash bindings/python/ci.sh

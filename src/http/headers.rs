@@ -20,7 +20,6 @@
 use crate::quota::Quota;
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
-use smallvec::SmallVec;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -147,23 +146,39 @@ pub(crate) struct Report {
 /// ([`push_sf_string`]).
 #[inline]
 pub(crate) fn ratelimit_value(prefix: &str, report: &Report) -> HeaderValue {
-    // Formatted by hand: this runs for every response, and `fmt` would double its cost. On
-    // the stack, then copied once into the value (`Bytes::from` a `Vec` with spare capacity
-    // would allocate twice).
-    let mut out = SmallVec::<[u8; 192]>::new();
+    // Formatted by hand into a stack buffer, then copied once into the value: this runs for
+    // every response, and `fmt` (or a growable buffer's checks) would double its cost.
     let mut digits = [0u8; 20];
-    out.extend_from_slice(prefix.as_bytes());
-    out.extend_from_slice(b";r=");
-    let at = super::ip::decimal(u64::from(report.remaining), &mut digits);
-    out.extend_from_slice(&digits[at..]);
-    out.extend_from_slice(b";t=");
-    let at = super::ip::decimal(report.reset, &mut digits);
-    out.extend_from_slice(&digits[at..]);
+    let remaining = super::ip::decimal(u64::from(report.remaining), &mut digits);
+    let mut reset_digits = [0u8; 20];
+    let reset = super::ip::decimal(report.reset, &mut reset_digits);
+    let parts: [&[u8]; 5] = [
+        prefix.as_bytes(),
+        b";r=",
+        &digits[remaining..],
+        b";t=",
+        &reset_digits[reset..],
+    ];
+    let len: usize = parts.iter().map(|part| part.len()).sum();
+    let mut stack = [0u8; 160];
+    let mut heap = Vec::new();
+    let out: &mut [u8] = if len <= stack.len() {
+        &mut stack[..len]
+    } else {
+        // A long escaped name: rare, and allowed to allocate once more.
+        heap.resize(len, 0);
+        &mut heap
+    };
+    let mut at = 0;
+    for part in parts {
+        out[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
+    }
     // `prefix` is escaped to printable ASCII and the rest is digits and punctuation: always
     // a valid value, so the per-byte validation (a third of this function's cost) is skipped.
     debug_assert!(out.iter().all(|b| (b' '..=b'~').contains(b)));
     // SAFETY: printable ASCII, hence valid UTF-8, as `from_maybe_shared_unchecked` requires.
-    unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::copy_from_slice(&out)) }
+    unsafe { HeaderValue::from_maybe_shared_unchecked(Bytes::copy_from_slice(out)) }
 }
 
 /// The rate-limit headers one response gets: `RateLimit-Policy`, `RateLimit`, on a refusal
@@ -281,5 +296,11 @@ mod tests {
             reset: 1,
         };
         assert_eq!(ratelimit_value("\"ip\"", &report), "\"ip\";r=4;t=1");
+        // A name whose escaped form does not fit the stack buffer goes through the heap.
+        let mut long = String::new();
+        push_sf_string(&mut long, &"🦀".repeat(64));
+        assert!(long.len() > 700);
+        let value = ratelimit_value(&long, &report);
+        assert_eq!(value.as_bytes(), format!("{long};r=4;t=1").as_bytes());
     }
 }

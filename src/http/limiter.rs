@@ -120,8 +120,10 @@ impl RequestLimiter {
                 Ok(found) => found,
                 Err(refusal) => return Deciding::Now(Verdict::Refuse(refusal)),
             };
+            // The decision (small) leaves the borrow of `key`; the verdict (large) is then
+            // built once, in place.
             let decided = match limit.backend.decide(key.as_str(), cost, Op::Check).now() {
-                Ok(result) => Some(settings.verdict(decide::single(result, on_error))),
+                Ok(result) => Some(result),
                 // A remote backend's call is lazy: dropped unpolled, it did nothing; the
                 // decision is made again, owned, in a boxed future.
                 Err(lazy) => {
@@ -130,7 +132,7 @@ impl RequestLimiter {
                 }
             };
             return match decided {
-                Some(verdict) => Deciding::Now(verdict),
+                Some(result) => Deciding::Now(settings.verdict(decide::single(result, on_error))),
                 None => self.later(Extracted {
                     keys: vec![key],
                     costs: vec![cost],

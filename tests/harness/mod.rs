@@ -238,17 +238,5 @@ impl<A: Algorithm, M: Model> Lockstep<A, M> {
 /// The first whole microsecond in `[now, now + horizon]` (µs) at which `holds` (monotone in
 /// time) is true: where a model on the Redis scripts' microsecond grid admits or is fresh.
 pub fn first_us(now: u64, horizon: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
-    let (mut lo, mut hi) = (now, now + horizon);
-    if !holds(hi) {
-        return None;
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if holds(mid) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    Some(lo)
+    probe::first_true(now, now + horizon, holds)
 }

@@ -463,7 +463,8 @@ pub mod probe {
         first_true(now, now + horizon, |t| model.is_fresh_at(t))
     }
 
-    fn first_true(lo: u64, hi: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
+    /// The first value in `[lo, hi]` at which `holds` (monotone) is true.
+    pub fn first_true(lo: u64, hi: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
         if !holds(hi) {
             return None;
         }
