@@ -185,3 +185,13 @@ def answers_match_rust(start: Callable[[], Server], limits: List[Dict[str, Any]]
         theirs = [get(rust.port, headers=headers) for headers in requests]
     assert [answer.limited() for answer in ours] == [answer.limited() for answer in theirs]
     return ours
+
+
+def until_decided_on_redis(port: int) -> None:
+    """Waits until `port`'s limits answer from Redis: `http_server` connects lazily and lets
+    requests through uncounted until its probe has found Redis (milliseconds after it
+    starts). The probing requests come from 127.0.0.99, a key of their own."""
+    deadline = time.monotonic() + 10
+    while get(port, source="127.0.0.99").header("RateLimit") is None:
+        assert time.monotonic() < deadline, "the server never decided on Redis"
+        time.sleep(0.02)

@@ -12,7 +12,8 @@ from typing import Any, Callable, Dict, List
 import pytest
 
 from conftest import RedisServer
-from http_servers import Response, Server, get, gunicorn, http_server, policy, uvicorn
+from http_servers import (Response, Server, get, gunicorn, http_server, policy,
+                          until_decided_on_redis, uvicorn)
 
 IP = {"name": "ip", "key": "ip", "quota": "3/minute", "algorithm": "sliding-log"}
 
@@ -28,8 +29,9 @@ def test_limits_on_redis_answer_as_rusts(interface: str, redis_server: RedisServ
     redis_server.cli("FLUSHALL")
     with STARTERS[interface](options) as python:
         ours = [get(python.port) for _ in range(4)]
-    redis_server.cli("FLUSHALL")
     with http_server([policy(IP)], "--redis", redis_server.url) as rust:
+        until_decided_on_redis(rust.port)
+        redis_server.cli("FLUSHALL")
         theirs = [get(rust.port) for _ in range(4)]
     assert [answer.status for answer in ours] == [200, 200, 200, 429]
     assert [answer.limited() for answer in ours] == [answer.limited() for answer in theirs]

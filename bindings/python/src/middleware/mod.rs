@@ -15,7 +15,7 @@ use options::{KeyFunction, Options};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use sluicegate::http::{Deciding, RequestLimiter};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 pub(crate) use verdict::HttpVerdict;
 
 /// Decides HTTP requests against named limits: what `sluicegate.asgi.RateLimitMiddleware`
@@ -23,15 +23,20 @@ pub(crate) use verdict::HttpVerdict;
 ///
 /// In-process limits decide at once. Limits on Redis are built at the first request in each
 /// process (so a server that forks workers after importing the app, such as
-/// `gunicorn --preload`, works) without waiting for Redis; then `decide_wsgi` and
+/// `gunicorn --preload`, works), connected when Redis answers; then `decide_wsgi` and
 /// `decide_asgi` block with the GIL released, and `adecide_asgi` is awaited.
 #[pyclass(frozen, module = "sluicegate", name = "HttpLimiter")]
 pub(crate) struct HttpLimiter {
-    options: Options,
+    limits: Arc<Limits>,
     key_functions: Vec<KeyFunction>,
+}
+
+/// The options and, once built, the limiter they describe.
+struct Limits {
+    options: Options,
     limiter: OnceLock<RequestLimiter>,
     /// Held while the limits on Redis are built, so that they are built once.
-    building: Mutex<()>,
+    building: tokio::sync::Mutex<()>,
 }
 
 #[pymethods]
@@ -71,68 +76,79 @@ impl HttpLimiter {
             let _ = limiter.set(options.in_process().map_err(crate::errors::value)?);
         }
         Ok(HttpLimiter {
-            options,
+            limits: Arc::new(Limits {
+                options,
+                limiter,
+                building: tokio::sync::Mutex::new(()),
+            }),
             key_functions,
-            limiter,
-            building: Mutex::new(()),
         })
     }
 
     /// Decides the request of an ASGI `http` scope; with limits on Redis, blocks with the
     /// GIL released (an ASGI app awaits `adecide_asgi` instead).
     fn decide_asgi(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<HttpVerdict> {
-        let parts = request::asgi(scope)?;
-        self.blocking(py, self.deciding(py, parts, scope)?)
+        let parts = self.with_keys(request::asgi(scope)?, scope)?;
+        self.blocking(py, parts)
     }
 
     /// `decide_asgi` as an awaitable (asyncio), for limits on Redis: it never blocks the
-    /// event loop.
+    /// event loop, not even while the limits are built at the first request.
     fn adecide_asgi<'py>(
         &self,
         py: Python<'py>,
         scope: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parts = request::asgi(scope)?;
-        let deciding = self.deciding(py, parts, scope)?;
+        let parts = self.with_keys(request::asgi(scope)?, scope)?;
+        let limits = Arc::clone(&self.limits);
         runtime::get()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            Ok(HttpVerdict::from(deciding.verdict().await))
+            let limiter = limits.limiter().await?;
+            Ok(HttpVerdict::from(limiter.decide(&parts).verdict().await))
         })
     }
 
     /// Decides the request of a WSGI environ; with limits on Redis, blocks with the GIL
     /// released.
     fn decide_wsgi(&self, py: Python<'_>, environ: &Bound<'_, PyAny>) -> PyResult<HttpVerdict> {
-        let parts = request::wsgi(environ)?;
-        self.blocking(py, self.deciding(py, parts, environ)?)
+        let parts = self.with_keys(request::wsgi(environ)?, environ)?;
+        self.blocking(py, parts)
     }
 
     /// True when the limits live on Redis (decisions then wait on it).
     #[getter]
     fn remote(&self) -> bool {
-        self.options.on_redis()
+        self.limits.options.on_redis()
     }
 }
 
 impl HttpLimiter {
-    /// The library's decision on `parts`, with the keys the user's functions compute from
-    /// `request` (the scope or the environ).
-    fn deciding(
+    /// `parts` with the keys the user's functions compute from `request` (the scope or the
+    /// environ).
+    fn with_keys(
         &self,
-        py: Python<'_>,
         mut parts: http::request::Parts,
         request: &Bound<'_, PyAny>,
-    ) -> PyResult<Deciding> {
+    ) -> PyResult<http::request::Parts> {
         if !self.key_functions.is_empty() {
             parts
                 .extensions
                 .insert(request::given_keys(&self.key_functions, request)?);
         }
-        Ok(self.limiter(py)?.decide(&parts))
+        Ok(parts)
     }
 
-    /// The verdict, waiting for Redis on the module's runtime with the GIL released.
-    fn blocking(&self, py: Python<'_>, deciding: Deciding) -> PyResult<HttpVerdict> {
+    /// The verdict on `parts`: at once in process; on Redis, waiting on the module's runtime
+    /// with the GIL released.
+    fn blocking(&self, py: Python<'_>, parts: http::request::Parts) -> PyResult<HttpVerdict> {
+        let deciding = match self.limits.limiter.get() {
+            Some(limiter) => limiter.decide(&parts),
+            None => {
+                let runtime = runtime::get()?;
+                py.detach(|| runtime.block_on(self.limits.limiter()))?
+                    .decide(&parts)
+            }
+        };
         match deciding {
             Deciding::Now(verdict) => Ok(verdict.into()),
             Deciding::Later(pending) => {
@@ -141,33 +157,26 @@ impl HttpLimiter {
             }
         }
     }
+}
 
+impl Limits {
     /// The limiter; limits on Redis are built on first use in this process.
-    fn limiter(&self, py: Python<'_>) -> PyResult<&RequestLimiter> {
+    async fn limiter(&self) -> PyResult<&RequestLimiter> {
         if let Some(limiter) = self.limiter.get() {
             return Ok(limiter);
         }
-        let runtime = runtime::get()?;
-        // Without the GIL: another thread holding it may be waiting for `building`.
-        let built = py.detach(|| {
-            let _building = self
-                .building
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if self.limiter.get().is_none() {
-                let limiter = runtime.block_on(self.options.limiter())?;
-                let _ = self.limiter.set(limiter);
-            }
-            Ok::<(), String>(())
-        });
-        built.map_err(|e| {
-            PyRuntimeError::new_err(format!("cannot build the limits on Redis: {e}"))
-        })?;
+        let _building = self.building.lock().await;
+        if self.limiter.get().is_none() {
+            let built = self.options.limiter().await.map_err(|e| {
+                PyRuntimeError::new_err(format!("cannot build the limits on Redis: {e}"))
+            })?;
+            let _ = self.limiter.set(built);
+        }
         Ok(self.limiter.get().expect("built above"))
     }
 }
 
-impl Drop for HttpLimiter {
+impl Drop for Limits {
     fn drop(&mut self) {
         // Limits on Redis drop their connections inside the runtime they were built on.
         if let (Some(limiter), Some(runtime)) = (self.limiter.take(), runtime::started()) {

@@ -123,15 +123,16 @@ impl Options {
         builder.limiter().map_err(|e| e.to_string())
     }
 
-    /// The limiter the options describe: on Redis when `redis` is set (built without
-    /// waiting for Redis; needs the tokio runtime), else in process.
+    /// The limiter the options describe: on Redis when `redis` is set (connected when Redis
+    /// answers, so that the first request is decided there, else built all the same; needs
+    /// the tokio runtime), else in process.
     pub(crate) async fn limiter(&self) -> Result<RequestLimiter, String> {
         let Some(redis) = &self.redis else {
             return self.in_process();
         };
         let mut builder = RequestLimiter::builder().on_backend_error(self.on_backend_error);
         for limit in &self.limits {
-            let built = RequestLimit::from_policy_on_redis(
+            let built = RequestLimit::from_policy_on_redis_connected(
                 &limit.policy,
                 &self.client_ip,
                 &redis.url,
