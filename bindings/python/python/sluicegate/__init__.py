@@ -15,12 +15,14 @@ from ._native import (
     RedisError,
     RedisLimiter,
 )
+from .limit import Limit
 
 __all__ = [
     "Decision",
     "HttpLimiter",
     "HttpVerdict",
     "KeyedLimiter",
+    "Limit",
     "Limiter",
     "ManualClock",
     "RedisError",

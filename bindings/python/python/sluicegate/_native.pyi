@@ -6,6 +6,8 @@ Every time is in seconds (float). Every decision is the engine's.
 from types import TracebackType
 from typing import Any, Coroutine, Iterable, List, Literal, Mapping, Optional, Tuple, Union, final
 
+from .limit import Limit
+
 __all__ = [
     "Decision",
     "HttpLimiter",
@@ -201,7 +203,7 @@ class HttpLimiter:
 
     def __new__(
         cls,
-        limits: Iterable[Mapping[str, Any]],
+        limits: Iterable[Limit],
         *,
         trusted_proxies: Union[str, Iterable[str], None] = None,
         ipv6_prefix: int = 64,

@@ -9,11 +9,12 @@ Rust library's, exactly as its tower layer answers. Only `http` scopes are limit
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Iterable, Mapping, MutableMapping, Optional, Union
+from typing import Any, Awaitable, Callable, Iterable, MutableMapping, Optional, Union
 
 from ._native import HttpLimiter
+from .limit import Limit
 
-__all__ = ["RateLimitMiddleware"]
+__all__ = ["Limit", "RateLimitMiddleware"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -40,7 +41,7 @@ class RateLimitMiddleware:
         self,
         app: ASGIApp,
         *,
-        limits: Iterable[Mapping[str, Any]],
+        limits: Iterable[Limit],
         trusted_proxies: Union[str, Iterable[str], None] = None,
         ipv6_prefix: int = 64,
         forwarded_headers: str = "x-forwarded-for",

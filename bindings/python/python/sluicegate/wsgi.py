@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
 from ._native import HttpLimiter
+from .limit import Limit
 
-__all__ = ["RateLimitMiddleware"]
+__all__ = ["Limit", "RateLimitMiddleware"]
 
 ExcInfo = Tuple[Type[BaseException], BaseException, Optional[TracebackType]]
 StartResponse = Callable[..., Callable[[bytes], object]]
@@ -33,7 +34,7 @@ class RateLimitMiddleware:
         self,
         app: WSGIApp,
         *,
-        limits: Iterable[Mapping[str, Any]],
+        limits: Iterable[Limit],
         trusted_proxies: Union[str, Iterable[str], None] = None,
         ipv6_prefix: int = 64,
         forwarded_headers: str = "x-forwarded-for",
