@@ -7,8 +7,9 @@ use crate::args::{text, type_name};
 use crate::middleware::options::KeyFunction;
 use http::request::Parts;
 use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use sluicegate::http::{request_parts, GivenKeys};
 use std::net::{IpAddr, SocketAddr};
 
@@ -16,27 +17,32 @@ use std::net::{IpAddr, SocketAddr};
 /// `query_string`, `headers` (`(bytes, bytes)` pairs) and `client` (`(host, port)` or
 /// `None`).
 pub(crate) fn asgi(scope: &Bound<'_, PyAny>) -> PyResult<Parts> {
+    let py = scope.py();
     let scope = dict(scope, "an ASGI scope")?;
-    let method = text_item(scope, "method")?;
-    let mut uri = match scope.get_item("raw_path")?.filter(|v| !v.is_none()) {
-        Some(raw) => latin1_of(&raw, "raw_path")?,
-        None => text_item(scope, "path")?,
-    };
-    if let Some(query) = scope.get_item("query_string")? {
+    // Interned keys: a scope is read on every request.
+    let method = required(scope, intern!(py, "method"))?;
+    let method = text(&method, "method")?;
+    let mut uri = String::new();
+    match scope
+        .get_item(intern!(py, "raw_path"))?
+        .filter(|v| !v.is_none())
+    {
+        Some(raw) => push_uri(&mut uri, &raw, "raw_path")?,
+        None => push_uri(&mut uri, &required(scope, intern!(py, "path"))?, "path")?,
+    }
+    if let Some(query) = scope.get_item(intern!(py, "query_string"))? {
         let query = query
             .cast::<PyBytes>()
             .map_err(|_| not("query_string", "bytes", &query))?;
         if !query.as_bytes().is_empty() {
             uri.push('?');
-            uri.push_str(&String::from_utf8_lossy(query.as_bytes()));
+            push_uri(&mut uri, query, "query_string")?;
         }
     }
     let mut pairs = Vec::new();
-    if let Some(headers) = scope.get_item("headers")? {
+    if let Some(headers) = scope.get_item(intern!(py, "headers"))? {
         for pair in headers.try_iter()? {
-            let pair = pair?;
-            let name = pair.get_item(0)?;
-            let value = pair.get_item(1)?;
+            let (name, value) = two(&pair?)?;
             let name = name
                 .cast_into::<PyBytes>()
                 .map_err(|e| not("a header name", "bytes", e.into_inner().as_any()))?;
@@ -46,10 +52,13 @@ pub(crate) fn asgi(scope: &Bound<'_, PyAny>) -> PyResult<Parts> {
             pairs.push((name, value));
         }
     }
-    let peer = match scope.get_item("client")?.filter(|v| !v.is_none()) {
+    let peer = match scope
+        .get_item(intern!(py, "client"))?
+        .filter(|v| !v.is_none())
+    {
         Some(client) => {
-            let host = client.get_item(0)?;
-            let port = client.get_item(1)?.extract::<u16>().unwrap_or(0);
+            let (host, port) = two(&client)?;
+            let port = port.extract::<u16>().unwrap_or(0);
             peer(text(&host, "client host").ok(), port)
         }
         None => None,
@@ -57,7 +66,7 @@ pub(crate) fn asgi(scope: &Bound<'_, PyAny>) -> PyResult<Parts> {
     let headers = pairs
         .iter()
         .map(|(name, value)| (name.as_bytes(), value.as_bytes()));
-    Ok(request_parts(&method, &uri, headers, peer))
+    Ok(request_parts(method, &uri, headers, peer))
 }
 
 /// The parts of a WSGI environ: `REQUEST_METHOD`, `SCRIPT_NAME` + `PATH_INFO` and
@@ -66,21 +75,22 @@ pub(crate) fn asgi(scope: &Bound<'_, PyAny>) -> PyResult<Parts> {
 /// PEP 3333's latin-1 strings, turned back into the bytes that came.
 pub(crate) fn wsgi(environ: &Bound<'_, PyAny>) -> PyResult<Parts> {
     let environ = dict(environ, "a WSGI environ")?;
-    let method = text_item(environ, "REQUEST_METHOD")?;
+    let py = environ.py();
+    let method = required(environ, intern!(py, "REQUEST_METHOD"))?;
+    let method = text(&method, "REQUEST_METHOD")?;
     let mut uri = String::new();
-    for field in ["SCRIPT_NAME", "PATH_INFO"] {
+    for field in [intern!(py, "SCRIPT_NAME"), intern!(py, "PATH_INFO")] {
         if let Some(part) = environ.get_item(field)? {
-            uri.push_str(&latin1_of(&part, field)?);
+            push_uri(&mut uri, &part, "PATH_INFO")?;
         }
     }
     if uri.is_empty() {
         uri.push('/');
     }
-    if let Some(query) = environ.get_item("QUERY_STRING")? {
-        let query = latin1_of(&query, "QUERY_STRING")?;
-        if !query.is_empty() {
+    if let Some(query) = environ.get_item(intern!(py, "QUERY_STRING"))? {
+        if query.len().unwrap_or(0) > 0 {
             uri.push('?');
-            uri.push_str(&query);
+            push_uri(&mut uri, &query, "QUERY_STRING")?;
         }
     }
     let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -102,10 +112,10 @@ pub(crate) fn wsgi(environ: &Bound<'_, PyAny>) -> PyResult<Parts> {
         }
         pairs.push((name.into_bytes(), latin1(text(&value, field)?)));
     }
-    let peer = match environ.get_item("REMOTE_ADDR")? {
+    let peer = match environ.get_item(intern!(py, "REMOTE_ADDR"))? {
         Some(address) => {
             let port = environ
-                .get_item("REMOTE_PORT")?
+                .get_item(intern!(py, "REMOTE_PORT"))?
                 .and_then(|port| text(&port, "REMOTE_PORT").ok()?.parse().ok())
                 .unwrap_or(0);
             peer(text(&address, "REMOTE_ADDR").ok(), port)
@@ -113,7 +123,7 @@ pub(crate) fn wsgi(environ: &Bound<'_, PyAny>) -> PyResult<Parts> {
         None => None,
     };
     let headers = pairs.iter().map(|(name, value)| (&name[..], &value[..]));
-    Ok(request_parts(&method, &uri, headers, peer))
+    Ok(request_parts(method, &uri, headers, peer))
 }
 
 /// The keys the user's functions compute from `request` (the scope or the environ): a `str`,
@@ -154,37 +164,46 @@ fn dict<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound
     })
 }
 
-/// A `str` item of `dict`, or a `TypeError`.
-fn text_item(dict: &Bound<'_, PyDict>, field: &str) -> PyResult<String> {
-    match dict.get_item(field)? {
-        Some(value) => value
-            .extract::<String>()
-            .map_err(|_| not(field, "str", &value)),
-        None => Err(PyTypeError::new_err(format!(
-            "the request has no {field:?}"
-        ))),
+/// The two items of a pair: a tuple (read directly), or any sequence.
+fn two<'py>(pair: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    match pair.cast::<PyTuple>() {
+        Ok(tuple) => Ok((tuple.get_item(0)?, tuple.get_item(1)?)),
+        Err(_) => Ok((pair.get_item(0)?, pair.get_item(1)?)),
     }
 }
 
-/// A `str` of latin-1 characters or `bytes`, as text holding each byte as one character
-/// where it is ASCII and percent-encoded where it is not (a URI is ASCII).
-fn latin1_of(value: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
-    let bytes = if let Ok(bytes) = value.cast::<PyBytes>() {
-        bytes.as_bytes().to_vec()
+/// The item `key` of `dict`, or a `TypeError` saying the request lacks it.
+fn required<'py>(
+    dict: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    dict.get_item(key)?
+        .ok_or_else(|| PyTypeError::new_err(format!("the request has no {key}")))
+}
+
+/// Appends `value` (`bytes`, or a `str` of latin-1 characters) to `uri`, each byte as one
+/// character where it is visible ASCII and percent-encoded where it is not (a URI is ASCII).
+fn push_uri(uri: &mut String, value: &Bound<'_, PyAny>, field: &str) -> PyResult<()> {
+    let mut push = |bytes: &mut dyn Iterator<Item = u8>| {
+        for byte in bytes {
+            if byte.is_ascii_graphic() {
+                uri.push(char::from(byte));
+            } else {
+                let hex = b"0123456789ABCDEF";
+                uri.push('%');
+                uri.push(char::from(hex[usize::from(byte >> 4)]));
+                uri.push(char::from(hex[usize::from(byte & 15)]));
+            }
+        }
+    };
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        push(&mut bytes.as_bytes().iter().copied());
     } else if value.is_instance_of::<PyString>() {
-        latin1(text(value, field)?)
+        push(&mut latin1(text(value, field)?).into_iter());
     } else {
         return Err(not(field, "str or bytes", value));
-    };
-    let mut uri = String::with_capacity(bytes.len());
-    for byte in bytes {
-        if byte.is_ascii_graphic() {
-            uri.push(char::from(byte));
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
     }
-    Ok(uri)
+    Ok(())
 }
 
 /// PEP 3333's "native strings": each character is one byte (characters above U+00FF, which
