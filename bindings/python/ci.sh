@@ -4,7 +4,8 @@
 # under target/ (git-ignored), installs maturin, pytest and the test dependencies from PyPI,
 # builds and installs the package from source with `pip install ./bindings/python` (cargo
 # builds into the workspace's target/, sharing what the Rust build left there), and runs
-# `pytest bindings/python`. Exits non-zero on any failure.
+# `pytest bindings/python` (the middleware tests start target/release/examples/http_server:
+# build it first, as scripts/test.sh does). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 start=$SECONDS
@@ -39,9 +40,14 @@ python="$venv/bin/python"
 export PATH="$venv/bin:$PATH"
 "$python" --version
 
-step "maturin, pytest and mypy from PyPI"
+step "maturin, pytest, mypy and the middleware tests' servers and frameworks from PyPI"
+# The same list as pyproject.toml's `test` extra. The middleware tests also start the Rust
+# example server, target/release/examples/http_server, which `cargo test --workspace
+# --release --all-features` (scripts/test.sh, before this script) builds.
 "$python" -m pip install --quiet --disable-pip-version-check --upgrade \
-    "maturin>=1.9.4,<2" "pytest>=7" "mypy>=1.10"
+    "maturin>=1.9.4,<2" "pytest>=7" "mypy>=1.10" \
+    "uvicorn>=0.30" "starlette>=0.37" "fastapi>=0.110" "flask>=3" "gunicorn>=22" \
+    "websockets>=13"
 
 step "pip install ./bindings/python (cargo, into target/)"
 # No build isolation: the build uses the maturin just installed. CARGO_TARGET_DIR is left

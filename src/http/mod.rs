@@ -64,7 +64,9 @@
 //! [trusted-proxy rule](ClientIp) here is the only one), hands the keys its users' functions
 //! compute in as [`GivenKeys`] (read by [`GivenKey`]), and builds its limits from
 //! [`Policy`](crate::policy::Policy) values with [`RequestLimit::from_policy`] or, shared
-//! through Redis under [`redis_prefix`], `RequestLimit::from_policy_on_redis`.
+//! through Redis under [`redis_prefix`], `RequestLimit::from_policy_on_redis` (or
+//! `from_policy_on_redis_connected`, deciding on Redis from the first request where the
+//! limits are built as requests arrive).
 //!
 //! # The layer
 //!

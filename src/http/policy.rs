@@ -96,16 +96,69 @@ impl RequestLimit {
         url: &str,
         cluster: bool,
     ) -> Result<RequestLimit, BuildError> {
-        let backend = crate::redis::AnyRedisLimiter::builder(policy.quota, policy.algorithm, url)
-            .prefix(redis_prefix(&policy.name))
-            .name(policy.name.clone())
-            .cluster(cluster)
-            .lazy(true)
-            .connect()
+        let backend = redis_backend(policy, url, cluster, true)
             .await
-            .map_err(|e| BuildError::new(format!("limit {:?} on Redis: {e}", policy.name)))?;
+            .map_err(|e| redis_build_error(policy, e))?;
+        RequestLimit::on_backend(policy, client_ip, backend)
+    }
+
+    /// [`from_policy_on_redis`](Self::from_policy_on_redis), but deciding on Redis from the
+    /// first request when Redis answers: it connects first (a `PING` within the connect
+    /// timeout, one second), where `from_policy_on_redis` answers its first requests by
+    /// [`OnBackendError`](super::OnBackendError) until its background probe has found Redis
+    /// (milliseconds). For a front end that builds its limits as a request arrives, such as
+    /// the Python middleware in each worker a server forks. When Redis does not answer, the
+    /// limit is built all the same, as `from_policy_on_redis` builds it.
+    pub async fn from_policy_on_redis_connected(
+        policy: &Policy,
+        client_ip: &ClientIp,
+        url: &str,
+        cluster: bool,
+    ) -> Result<RequestLimit, BuildError> {
+        use crate::redis::RedisError;
+        let backend = match redis_backend(policy, url, cluster, false).await {
+            Ok(backend) => backend,
+            Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => {
+                redis_backend(policy, url, cluster, true)
+                    .await
+                    .map_err(|e| redis_build_error(policy, e))?
+            }
+            Err(e) => return Err(redis_build_error(policy, e)),
+        };
+        RequestLimit::on_backend(policy, client_ip, backend)
+    }
+
+    /// The limit `policy` names on `backend`.
+    fn on_backend(
+        policy: &Policy,
+        client_ip: &ClientIp,
+        backend: crate::redis::AnyRedisLimiter,
+    ) -> Result<RequestLimit, BuildError> {
         let mut limit = RequestLimit::new(policy.name.clone(), backend);
         limit.key = key_extractor(&policy.key, client_ip)?;
         Ok(limit)
     }
+}
+
+/// The Redis limiter behind an HTTP limit: under [`redis_prefix`], connected now or
+/// `lazy`.
+#[cfg(feature = "redis")]
+async fn redis_backend(
+    policy: &Policy,
+    url: &str,
+    cluster: bool,
+    lazy: bool,
+) -> Result<crate::redis::AnyRedisLimiter, crate::redis::RedisError> {
+    crate::redis::AnyRedisLimiter::builder(policy.quota, policy.algorithm, url)
+        .prefix(redis_prefix(&policy.name))
+        .name(policy.name.clone())
+        .cluster(cluster)
+        .lazy(lazy)
+        .connect()
+        .await
+}
+
+#[cfg(feature = "redis")]
+fn redis_build_error(policy: &Policy, error: crate::redis::RedisError) -> BuildError {
+    BuildError::new(format!("limit {:?} on Redis: {error}", policy.name))
 }

@@ -39,7 +39,7 @@ pub(crate) fn key<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
 
 /// A `str`'s text, borrowed, or a `TypeError` naming `what` and the type that came instead.
 #[inline(always)]
-fn text<'a>(value: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
+pub(crate) fn text<'a>(value: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
     let Ok(text) = value.cast::<PyString>() else {
         return Err(not_a_str(value, what));
     };

@@ -2,7 +2,9 @@
 //! package `sluicegate`, see `python/sluicegate/__init__.py`).
 //!
 //! A thin skin: every decision is the Rust crate's (`AnyLimiter`, `AnyKeyedLimiter`,
-//! `AnyRedisLimiter`); this crate converts arguments, decisions and errors, and nothing else.
+//! `AnyRedisLimiter`, and for the ASGI and WSGI middlewares the one HTTP decision,
+//! `sluicegate::http::RequestLimiter`); this crate converts arguments, requests, decisions
+//! and errors, and nothing else.
 
 mod args;
 mod clock;
@@ -11,6 +13,7 @@ mod errors;
 mod gil;
 mod keyed;
 mod limiter;
+mod middleware;
 mod redis;
 mod runtime;
 
@@ -24,6 +27,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<limiter::Limiter>()?;
     m.add_class::<keyed::KeyedLimiter>()?;
     m.add_class::<redis::RedisLimiter>()?;
+    m.add_class::<middleware::HttpLimiter>()?;
+    m.add_class::<middleware::HttpVerdict>()?;
     m.add("RedisError", m.py().get_type::<errors::RedisError>())?;
     m.add_function(wrap_pyfunction!(gil::_release_gil_during_checks, m)?)?;
     Ok(())

@@ -65,6 +65,31 @@ def test_a_type_checker_reads_the_stubs(tmp_path: Path) -> None:
 
         kind: str = RedisError("down").kind
         asyncio.run(shared("redis://127.0.0.1:6379/"))
+
+        from typing import Any, Awaitable, Callable, Dict, Iterable, MutableMapping
+        from sluicegate import HttpLimiter, Limit
+        from sluicegate.asgi import RateLimitMiddleware as Asgi
+        from sluicegate.wsgi import RateLimitMiddleware as Wsgi
+
+        async def asgi_app(scope: MutableMapping[str, Any],
+                           receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
+                           send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
+            pass
+
+        def wsgi_app(environ: Dict[str, Any], start: Callable[..., Any]) -> Iterable[bytes]:
+            return [b"ok"]
+
+        def user(request: MutableMapping[str, Any]) -> Optional[str]:
+            return None
+
+        limits: list[Limit] = [{"name": "ip", "key": "ip", "quota": "5/second"},
+                               {"name": "user", "key": user, "quota": "10/second", "cost": 2}]
+        asgi = Asgi(asgi_app, limits=limits, trusted_proxies=["10.0.0.0/8"], ipv6_prefix=64,
+                    redis=None, on_backend_error="allow")
+        wsgi = Wsgi(wsgi_app, limits=limits)
+        verdict = HttpLimiter(limits).decide_wsgi({"REQUEST_METHOD": "GET"})
+        status: int = verdict.status
+        headers: list[tuple[str, str]] = verdict.wsgi_headers([("Content-Type", "text/plain")])
     """))
     bad = tmp_path / "bad.py"
     bad.write_text(textwrap.dedent("""

@@ -4,10 +4,14 @@ Every time is in seconds (float). Every decision is the engine's.
 """
 
 from types import TracebackType
-from typing import Any, Coroutine, Literal, Optional, final
+from typing import Any, Coroutine, Iterable, List, Literal, Mapping, Optional, Tuple, Union, final
+
+from .limit import Limit
 
 __all__ = [
     "Decision",
+    "HttpLimiter",
+    "HttpVerdict",
     "KeyedLimiter",
     "Limiter",
     "ManualClock",
@@ -185,6 +189,74 @@ class RedisLimiter:
         traceback: Optional[TracebackType],
         /,
     ) -> Coroutine[Any, Any, Literal[False]]: ...
+
+@final
+class HttpLimiter:
+    """The native half of `sluicegate.asgi` and `sluicegate.wsgi`: the library's one HTTP
+    decision, built from the middlewares' options, deciding a request from its ASGI scope or
+    WSGI environ (and the keys the limits' key functions return for it).
+
+    In-process limits decide at once. Limits on Redis are built at the first request in each
+    process, without waiting for Redis; `decide_asgi` and `decide_wsgi` then block with the
+    GIL released, and `adecide_asgi` is awaited.
+    """
+
+    def __new__(
+        cls,
+        limits: Iterable[Limit],
+        *,
+        trusted_proxies: Union[str, Iterable[str], None] = None,
+        ipv6_prefix: int = 64,
+        forwarded_headers: str = "x-forwarded-for",
+        redis: Optional[str] = None,
+        redis_cluster: bool = False,
+        on_backend_error: str = "allow",
+    ) -> HttpLimiter:
+        """`ValueError` or `TypeError` naming the option that is wrong and why."""
+    def decide_asgi(self, scope: Mapping[str, Any]) -> HttpVerdict:
+        """Decides the request of an ASGI `http` scope (blocks on Redis)."""
+    def adecide_asgi(self, scope: Mapping[str, Any]) -> Coroutine[Any, Any, HttpVerdict]:
+        """`decide_asgi`, awaitable: for limits on Redis."""
+    def decide_wsgi(self, environ: Mapping[str, Any]) -> HttpVerdict:
+        """Decides the request of a WSGI environ (blocks on Redis, the GIL released)."""
+    @property
+    def remote(self) -> bool:
+        """True when the limits live on Redis."""
+
+@final
+class HttpVerdict:
+    """What to do with a request: pass it on (after `wait`) with the rate-limit headers
+    added to the app's response, or answer with `status`, `headers` and `body`.
+
+    `bool(verdict)` is `verdict.passes`.
+    """
+
+    @property
+    def passes(self) -> bool: ...
+    @property
+    def status(self) -> int:
+        """The refusal's status (429, 400, 413, 503, 500); 0 when the request passes."""
+    @property
+    def status_line(self) -> str:
+        """WSGI's status line of a refusal, e.g. "429 Too Many Requests"; "" for a pass."""
+    @property
+    def wait(self) -> float:
+        """Seconds to hold a passing request (a leaky bucket's shaping delay); else 0.0."""
+    @property
+    def body(self) -> bytes:
+        """The refusal's body; b"" for a pass."""
+    @property
+    def headers(self) -> List[Tuple[bytes, bytes]]:
+        """A pass: the rate-limit headers; a refusal: all its headers (ASGI's form)."""
+    def asgi_headers(
+        self, response: Optional[Iterable[Tuple[bytes, bytes]]] = None
+    ) -> List[Tuple[bytes, bytes]]:
+        """`response`'s headers with these set, replacing any of the same names."""
+    def wsgi_headers(
+        self, response: Optional[Iterable[Tuple[str, str]]] = None
+    ) -> List[Tuple[str, str]]:
+        """The same in WSGI's form, `(str, str)` pairs."""
+    def __bool__(self) -> bool: ...
 
 class RedisError(ConnectionError):
     """Redis could not decide: no answer within the timeout, unreachable, or the call was

@@ -1,0 +1,29 @@
+"""`Limit`: the type of one entry of the middlewares' `limits` (for type checkers; at run
+time a plain dict)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, TypedDict, Union
+
+__all__ = ["KeyFunction", "Limit"]
+
+KeyFunction = Callable[[Any], Optional[str]]
+"""A key computed from the request (the ASGI scope, or the WSGI environ): a str, or None
+when the request has none (it is then refused with 400)."""
+
+
+class _Required(TypedDict):
+    name: str
+    """1 to 64 characters: it names the limit in the headers, and on Redis."""
+    key: Union[str, KeyFunction]
+    """`"ip"`, `"global"`, `"header:NAME"`, or a function of the request."""
+    quota: str
+    """A quota string: `"5/second"`, `"100/minute burst 20"`."""
+
+
+class Limit(_Required, total=False):
+    """One limit: `{"name": "ip", "key": "ip", "quota": "5/second"}`, optionally with
+    `"algorithm"` (default `"gcra"`) and `"cost"` (what each request costs, default 1)."""
+
+    algorithm: str
+    cost: int

@@ -1,0 +1,204 @@
+//! `HttpVerdict`: what the library's one HTTP decision says of a request, in the forms ASGI
+//! and WSGI servers take: pass it on (after `wait`) with the rate-limit headers added to the
+//! app's response, or answer it with the library's ready refusal (status, headers, body).
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use sluicegate::http::Verdict;
+
+/// What to do with a request: `passes` (hold it `wait` seconds, then let the app answer,
+/// adding the rate-limit headers to its response), or answer with `status`, `headers` and
+/// `body`, exactly as the library's tower layer would.
+#[pyclass(frozen, module = "sluicegate", name = "HttpVerdict")]
+pub(crate) struct HttpVerdict {
+    /// 0 when the request passes, else the refusal's status.
+    status: u16,
+    wait: f64,
+    /// A pass: the headers to add to the app's response. A refusal: its every header.
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: Bytes,
+}
+
+impl From<Verdict> for HttpVerdict {
+    fn from(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Pass { headers, wait } => HttpVerdict {
+                status: 0,
+                wait: wait.as_secs_f64(),
+                headers: headers.iter().collect(),
+                body: Bytes::new(),
+            },
+            Verdict::Refuse(response) => {
+                let (parts, body) = response.into_parts();
+                let mut headers: Vec<_> = parts
+                    .headers
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect();
+                // What hyper adds to the tower layer's refusal on the wire; ASGI and WSGI
+                // servers would otherwise stream the body chunked.
+                if !parts.headers.contains_key(CONTENT_LENGTH) {
+                    headers.push((CONTENT_LENGTH, HeaderValue::from(body.len())));
+                }
+                HttpVerdict {
+                    status: parts.status.as_u16(),
+                    wait: 0.0,
+                    headers,
+                    body,
+                }
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl HttpVerdict {
+    /// True when the request goes on to the app.
+    #[getter]
+    fn passes(&self) -> bool {
+        self.status == 0
+    }
+
+    /// The refusal's status (`429`, `400`, `413`, `503`, or `500` when the server gave no
+    /// client address for an `ip` key); 0 when the request passes.
+    #[getter]
+    fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// WSGI's status line for a refusal, e.g. `"429 Too Many Requests"`; `""` for a pass.
+    #[getter]
+    fn status_line(&self) -> String {
+        if self.status == 0 {
+            return String::new();
+        }
+        let reason = http::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|status| status.canonical_reason())
+            .unwrap_or("");
+        format!("{} {reason}", self.status)
+    }
+
+    /// Seconds to hold a passing request before the app sees it (a leaky bucket's shaping
+    /// delay); 0.0 otherwise.
+    #[getter]
+    fn wait(&self) -> f64 {
+        self.wait
+    }
+
+    /// The refusal's body (`b""` for a pass).
+    #[getter]
+    fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.body)
+    }
+
+    /// ASGI's form of the headers: `(bytes, bytes)` pairs, names in lowercase. A pass: the
+    /// rate-limit headers; a refusal: all of its headers.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.asgi_headers(py, None)
+    }
+
+    /// `response` (an ASGI response's `headers`) with this verdict's headers set, replacing
+    /// any of the same names, as the tower layer does: a new list.
+    #[pyo3(signature = (response = None))]
+    fn asgi_headers<'py>(
+        &self,
+        py: Python<'py>,
+        response: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        if let Some(response) = response {
+            for pair in response.try_iter()? {
+                let pair = pair?;
+                let name = pair.get_item(0)?;
+                let replaced = match name.cast::<PyBytes>() {
+                    Ok(name) => self.sets(name.as_bytes()),
+                    Err(_) => false,
+                };
+                if !replaced {
+                    out.append(pair)?;
+                }
+            }
+        }
+        for (name, value) in &self.headers {
+            let pair = PyTuple::new(
+                py,
+                [
+                    PyBytes::new(py, name.as_str().as_bytes()),
+                    PyBytes::new(py, value.as_bytes()),
+                ],
+            )?;
+            out.append(pair)?;
+        }
+        Ok(out)
+    }
+
+    /// `response` (the headers a WSGI app passes to `start_response`) with this verdict's
+    /// headers set, replacing any of the same names: a new list of `(str, str)`.
+    #[pyo3(signature = (response = None))]
+    fn wsgi_headers<'py>(
+        &self,
+        py: Python<'py>,
+        response: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        if let Some(response) = response {
+            for pair in response.try_iter()? {
+                let pair = pair?;
+                let name = pair.get_item(0)?;
+                let replaced = name.is_instance_of::<PyString>()
+                    && self.sets(crate::args::text(&name, "a header name")?.as_bytes());
+                if !replaced {
+                    out.append(pair)?;
+                }
+            }
+        }
+        for (name, value) in &self.headers {
+            // Header values are visible ASCII here (the library writes them), so latin-1
+            // and UTF-8 agree.
+            let value = String::from_utf8_lossy(value.as_bytes());
+            let pair = PyTuple::new(
+                py,
+                [PyString::new(py, name.as_str()), PyString::new(py, &value)],
+            )?;
+            out.append(pair)?;
+        }
+        Ok(out)
+    }
+
+    fn __bool__(&self) -> bool {
+        self.passes()
+    }
+
+    fn __repr__(&self) -> String {
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {}", String::from_utf8_lossy(value.as_bytes())))
+            .collect();
+        if self.passes() {
+            format!(
+                "HttpVerdict(passes, wait={}, headers={headers:?})",
+                self.wait
+            )
+        } else {
+            format!(
+                "HttpVerdict({}, headers={headers:?}, body={:?})",
+                self.status_line(),
+                String::from_utf8_lossy(&self.body)
+            )
+        }
+    }
+}
+
+impl HttpVerdict {
+    /// True when this verdict sets the header `name` (any case).
+    fn sets(&self, name: &[u8]) -> bool {
+        self.headers
+            .iter()
+            .any(|(ours, _)| ours.as_str().as_bytes().eq_ignore_ascii_case(name))
+    }
+}
