@@ -13,9 +13,11 @@ use sluicegate::{KeyedLimiter, Quota};
 use std::net::SocketAddr;
 
 fn limiter(standard_headers: bool) -> RequestLimiter {
-    let keyed =
-        KeyedLimiter::<String, FixedWindow, _>::with_clock(Quota::per_minute(2), ManualClock::new())
-            .unwrap();
+    let keyed = KeyedLimiter::<String, FixedWindow, _>::with_clock(
+        Quota::per_minute(2),
+        ManualClock::new(),
+    )
+    .unwrap();
     let per_token = KeyedLimiter::<String, FixedWindow, _>::with_clock(
         Quota::per_minute(100),
         ManualClock::new(),

@@ -124,8 +124,8 @@ pub use error::BuildError;
 pub use foreign::DecidedLimit;
 pub use future::ResponseFuture;
 pub use headers::{
-    RateLimitHeaders, Report, RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
-    X_RATELIMIT_RESET,
+    RateLimitHeaders, Report, RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT,
+    X_RATELIMIT_REMAINING, X_RATELIMIT_RESET,
 };
 pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};
 pub use key::{

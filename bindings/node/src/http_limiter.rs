@@ -19,9 +19,8 @@ use napi::bindgen_prelude::{block_on, Float64Array, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::http::{
-    in_process_backend, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys,
-    OnBackendError, RateLimitLayer, Report, RequestLimit, RequestLimiter, TrustedProxies,
-    Verdict,
+    in_process_backend, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys, OnBackendError,
+    RateLimitLayer, Report, RequestLimit, RequestLimiter, TrustedProxies, Verdict,
 };
 use sluicegate::policy::{KeySpec, Policy};
 use smallvec::SmallVec;
@@ -201,8 +200,8 @@ fn limit(
         ))
         .map_err(invalid)?,
         None if spec.given => {
-            let backend = in_process_backend(policy.algorithm, policy.quota, true)
-                .map_err(|e| named(&e))?;
+            let backend =
+                in_process_backend(policy.algorithm, policy.quota, true).map_err(|e| named(&e))?;
             RequestLimit::shared(policy.name.clone(), backend)
         }
         None => RequestLimit::from_policy(&policy, client_ip).map_err(invalid)?,
@@ -344,8 +343,7 @@ unsafe fn given_keys(env: sys::napi_env, state: &HttpState, keys: sys::napi_valu
     let mut given = GivenKeys::new();
     for (index, name) in &state.given {
         let mut value = std::ptr::null_mut();
-        let key = if sys::napi_get_element(env, keys, *index, &mut value) == sys::Status::napi_ok
-        {
+        let key = if sys::napi_get_element(env, keys, *index, &mut value) == sys::Status::napi_ok {
             let mut buf = Vec::new();
             text::push(env, value, Encoding::Utf8, &mut buf)
                 .map(|_| String::from_utf8_lossy(&buf).into_owned())

@@ -63,7 +63,9 @@ unsafe fn read(
         Encoding::Latin1 => {
             sys::napi_get_value_string_latin1(env, value, at.cast(), room, &mut written)
         }
-        Encoding::Utf8 => sys::napi_get_value_string_utf8(env, value, at.cast(), room, &mut written),
+        Encoding::Utf8 => {
+            sys::napi_get_value_string_utf8(env, value, at.cast(), room, &mut written)
+        }
     };
     (status == sys::Status::napi_ok).then_some(written)
 }
