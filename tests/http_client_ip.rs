@@ -331,3 +331,24 @@ async fn no_recorded_peer_address_is_a_500_that_says_why() {
         reply.body
     );
 }
+
+#[test]
+fn forwarded_headers_parse_from_the_one_spelling_every_front_end_takes() {
+    for (text, headers) in [
+        ("x-forwarded-for", ForwardedHeaders::XForwardedFor),
+        ("XFF", ForwardedHeaders::XForwardedFor),
+        (" Forwarded ", ForwardedHeaders::Forwarded),
+        ("both", ForwardedHeaders::Both),
+    ] {
+        assert_eq!(
+            text.parse::<ForwardedHeaders>().unwrap(),
+            headers,
+            "{text:?}"
+        );
+    }
+    let error = "x-real-ip".parse::<ForwardedHeaders>().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "forwarded headers are x-forwarded-for, forwarded or both, not \"x-real-ip\""
+    );
+}

@@ -106,16 +106,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             }
             "--forwarded-header" => {
                 let text = value("x-forwarded-for, forwarded or both")?;
-                options.forwarded_headers = match text.to_ascii_lowercase().as_str() {
-                    "x-forwarded-for" | "xff" => ForwardedHeaders::XForwardedFor,
-                    "forwarded" => ForwardedHeaders::Forwarded,
-                    "both" => ForwardedHeaders::Both,
-                    _ => {
-                        return Err(format!(
-                            "--forwarded-header is x-forwarded-for, forwarded or both, not {text:?}"
-                        ))
-                    }
-                };
+                options.forwarded_headers = text
+                    .parse()
+                    .map_err(|e| format!("--forwarded-header: {e}"))?;
             }
             "--ipv6-prefix" => {
                 let text = value("a prefix length from 0 to 128")?;

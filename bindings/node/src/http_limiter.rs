@@ -153,16 +153,10 @@ fn client_ip(options: &HttpOptions) -> napi::Result<ClientIp> {
             .map_err(|e| invalid(format!("trustedProxies: {network:?}: {e}")))?;
         trusted.push(cidr);
     }
-    let headers = match options.forwarded_headers.as_str() {
-        "x-forwarded-for" => ForwardedHeaders::XForwardedFor,
-        "forwarded" => ForwardedHeaders::Forwarded,
-        "both" => ForwardedHeaders::Both,
-        other => {
-            return Err(invalid(format!(
-                "forwardedHeaders is 'x-forwarded-for', 'forwarded' or 'both', not {other:?}"
-            )))
-        }
-    };
+    let headers: ForwardedHeaders = options
+        .forwarded_headers
+        .parse()
+        .map_err(|e| invalid(format!("forwardedHeaders: {e}")))?;
     let bits = u8::try_from(options.ipv6_prefix).unwrap_or(u8::MAX);
     ClientIp::new()
         .trust(trusted)

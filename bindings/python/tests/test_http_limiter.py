@@ -41,7 +41,7 @@ def scope(client: Optional[List[Any]] = None, headers: Optional[List[Any]] = Non
     ({"limits": [IP], "on_backend_error": "maybe"}, ValueError,
      'on-backend-error is allow or deny, not "maybe"'),
     ({"limits": [IP], "forwarded_headers": "x-real-ip"}, ValueError,
-     'forwarded_headers is "x-forwarded-for", "forwarded" or "both"'),
+     'forwarded_headers: forwarded headers are x-forwarded-for, forwarded or both, not "x-real-ip"'),
 ])
 def test_bad_options_say_what_is_wrong(options: Dict[str, Any], error: type,
                                        message: str) -> None:

@@ -25,6 +25,23 @@ pub enum ForwardedHeaders {
     Both,
 }
 
+impl std::str::FromStr for ForwardedHeaders {
+    type Err = BuildError;
+
+    /// `x-forwarded-for` (or `xff`), `forwarded` or `both`, in any case: the one spelling
+    /// every front end's options share.
+    fn from_str(text: &str) -> Result<Self, BuildError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "x-forwarded-for" | "xff" => Ok(ForwardedHeaders::XForwardedFor),
+            "forwarded" => Ok(ForwardedHeaders::Forwarded),
+            "both" => Ok(ForwardedHeaders::Both),
+            _ => Err(BuildError::new(format!(
+                "forwarded headers are x-forwarded-for, forwarded or both, not {text:?}"
+            ))),
+        }
+    }
+}
+
 /// Where the peer address (who opened the connection) is read from.
 type PeerSource = Arc<dyn Fn(&Extensions) -> Option<SocketAddr> + Send + Sync>;
 

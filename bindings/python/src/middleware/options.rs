@@ -68,16 +68,9 @@ impl Options {
             }
             read.push(limit);
         }
-        let headers = match forwarded_headers.to_ascii_lowercase().as_str() {
-            "x-forwarded-for" => ForwardedHeaders::XForwardedFor,
-            "forwarded" => ForwardedHeaders::Forwarded,
-            "both" => ForwardedHeaders::Both,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "forwarded_headers is \"x-forwarded-for\", \"forwarded\" or \"both\", not {other:?}"
-                )))
-            }
-        };
+        let headers: ForwardedHeaders = forwarded_headers
+            .parse()
+            .map_err(|e| PyValueError::new_err(format!("forwarded_headers: {e}")))?;
         let client_ip = ClientIp::new()
             .trust(trusted(trusted_proxies)?)
             .forwarded_headers(headers)
