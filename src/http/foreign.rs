@@ -66,8 +66,8 @@ impl RateLimitHeaders {
             policy: HeaderValue::from_str(&policy).ok(),
             ratelimit,
             retry_after,
-            legacy: None,
             report,
+            legacy: false,
         }
     }
 }

@@ -193,9 +193,10 @@ pub struct RateLimitHeaders {
     pub(crate) policy: Option<HeaderValue>,
     pub(crate) ratelimit: Option<HeaderValue>,
     pub(crate) retry_after: Option<u64>,
-    pub(crate) legacy: Option<Report>,
     /// What the headers report, sent or not.
     pub(crate) report: Option<Report>,
+    /// Whether the legacy trio is written from `report`.
+    pub(crate) legacy: bool,
 }
 
 impl RateLimitHeaders {
@@ -203,6 +204,7 @@ impl RateLimitHeaders {
     #[inline]
     pub fn apply(self, headers: &mut HeaderMap) {
         // By move, not through `iter`: this runs for every response.
+        let legacy = self.legacy();
         if let Some(policy) = self.policy {
             headers.insert(RATELIMIT_POLICY, policy);
         }
@@ -212,7 +214,7 @@ impl RateLimitHeaders {
         if let Some(secs) = self.retry_after {
             headers.insert(RETRY_AFTER, HeaderValue::from(secs));
         }
-        if let Some(report) = self.legacy {
+        if let Some(report) = legacy {
             headers.insert(X_RATELIMIT_LIMIT, HeaderValue::from(report.quota));
             headers.insert(X_RATELIMIT_REMAINING, HeaderValue::from(report.remaining));
             headers.insert(X_RATELIMIT_RESET, HeaderValue::from(report.reset));
@@ -223,7 +225,7 @@ impl RateLimitHeaders {
     /// `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (those present).
     #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (HeaderName, HeaderValue)> + '_ {
-        let legacy = self.legacy.iter().flat_map(|report| {
+        let legacy = self.legacy().into_iter().flat_map(|report| {
             [
                 (X_RATELIMIT_LIMIT, HeaderValue::from(report.quota)),
                 (X_RATELIMIT_REMAINING, HeaderValue::from(report.remaining)),
@@ -275,7 +277,12 @@ impl RateLimitHeaders {
         self.policy.is_none()
             && self.ratelimit.is_none()
             && self.retry_after.is_none()
-            && self.legacy.is_none()
+            && self.legacy().is_none()
+    }
+
+    /// The report the legacy trio is written from, when they are on.
+    fn legacy(&self) -> Option<Report> {
+        self.report.filter(|_| self.legacy)
     }
 }
 

@@ -285,8 +285,8 @@ impl Settings {
             policy: self.policy.clone(),
             ratelimit,
             retry_after,
-            legacy: report.copied().filter(|_| self.legacy_headers),
             report: report.copied(),
+            legacy: self.legacy_headers,
         }
     }
 
