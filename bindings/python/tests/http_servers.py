@@ -4,6 +4,7 @@ example server `http_server`; and a plain HTTP/1.1 client that keeps the headers
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import os
@@ -146,16 +147,21 @@ def gunicorn(options: Dict[str, Any], workers: int = 2, *flags: str) -> Server:
                   port, middleware_env(options))
 
 
+@functools.lru_cache(maxsize=None)
 def http_server_binary() -> Path:
+    """The Rust example server the answers are compared with, built by cargo once a session
+    from this checkout (at once when the workspace's release tests have built it: the same
+    features, so the same artifact), so that it is never missing or stale."""
+    built = subprocess.run(["cargo", "build", "--workspace", "--release", "--all-features",
+                            "--example", "http_server"],
+                           cwd=REPOSITORY, capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.fail(f"cannot build the Rust example server http_server:\n{built.stderr[-4000:]}",
+                    pytrace=False)
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPOSITORY / "target"))
     if not target.is_absolute():
         target = REPOSITORY / target
-    binary = target / "release" / "examples" / "http_server"
-    if not binary.is_file():
-        pytest.fail(f"the Rust example server is missing at {binary}: build it from the "
-                    "repository root with `cargo build --release --all-features --example "
-                    "http_server`", pytrace=False)
-    return binary
+    return target / "release" / "examples" / "http_server"
 
 
 def http_server(limits: Sequence[str], *flags: str) -> Server:

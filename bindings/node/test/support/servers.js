@@ -3,26 +3,31 @@
 // the Rust example server `http_server`, and an express app running `rateLimit`
 // (ratelimit_worker.js). Each prints `listening on http://ADDR` first and is stopped by its PID.
 
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
+const { spawn, execFileSync } = require('node:child_process');
 const path = require('node:path');
 const readline = require('node:readline');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 
-/** The Rust example server, built by the workspace's release tests; an Error saying how to
- * build it when it is missing. */
+let built = null;
+
+/** The Rust example server the answers are compared with, built by cargo once a process
+ * from this checkout (at once when the workspace's release tests have built it: the same
+ * features, so the same artifact), so that it is never missing or stale. */
 function httpServerBinary() {
-  const target = process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target');
-  const binary = path.join(target, 'release', 'examples', 'http_server');
-  if (!fs.existsSync(binary)) {
-    throw new Error(
-      `${binary} is missing: these tests compare the middleware with the Rust example server; build it from the ` +
-        'repository root with `cargo build --release --all-features --example http_server` ' +
-        '(`cargo test --workspace --release --all-features` builds it too)',
-    );
+  if (built === null) {
+    try {
+      execFileSync('cargo', ['build', '--workspace', '--release', '--all-features', '--example', 'http_server'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+    } catch (error) {
+      throw new Error(`cannot build the Rust example server http_server:\n${String(error.stderr).slice(-4000)}`);
+    }
+    const target = process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target');
+    built = path.join(target, 'release', 'examples', 'http_server');
   }
-  return binary;
+  return built;
 }
 
 /** Starts `command args` and resolves with `{ url, pid, stop }` once it prints
