@@ -1,42 +1,56 @@
 #!/usr/bin/env node
-// Builds the native module from source with cargo (release) and copies it beside the package
-// as `sluicegate.<platform>.node`, the name lib/native.js loads. Run by `npm install` (the
-// package's own `install` script) and by `npm run build`.
+// Builds the native module from source with cargo, through @napi-rs/cli:
+// `napi build --platform --release` into lib/, which writes the module as
+// `lib/sluicegate.<platform>.node` and napi-rs's loader `lib/native.js` (it loads that file in a
+// checkout, else the platform package `sluicegate-<platform>` an npm install brought), with the
+// raw module's types `lib/native.d.ts`. All three are generated, so git ignores them.
+// Run by `npm install` in this folder (the `prepare` script) and by `npm run build`; extra
+// arguments go to `napi build` (scripts/dist.sh passes none). cargo builds into the
+// workspace's target/, sharing what the Rust build left there.
 'use strict';
 
 const { spawnSync } = require('node:child_process');
-const fs = require('node:fs');
 const path = require('node:path');
-const { binaryName } = require('../lib/platform');
 
 const root = path.resolve(__dirname, '..');
-const cargo = process.env.CARGO || 'cargo';
-const args = ['build', '--release', '-p', 'sluicegate-node', '--message-format=json-render-diagnostics'];
 
-// cargo's JSON lines name the artifact wherever the target directory is (CARGO_TARGET_DIR,
-// or the workspace's target/), so the build shares whatever the workspace already built.
-const run = spawnSync(cargo, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 256 << 20 });
-if (run.error) {
-  console.error(`sluicegate: could not run ${cargo}: ${run.error.message}; install Rust (https://rustup.rs) to build the native module`);
-  process.exit(1);
-}
-if (run.status !== 0) {
-  console.error(`sluicegate: cargo ${args.join(' ')} failed with status ${run.status}`);
-  process.exit(run.status || 1);
-}
-
-let library = null;
-for (const line of run.stdout.toString().split('\n')) {
-  if (!line.startsWith('{')) continue;
-  const message = JSON.parse(line);
-  if (message.reason === 'compiler-artifact' && message.target.name === 'sluicegate_node') {
-    library = message.filenames.find((f) => /\.(so|dylib|dll)$/.test(f)) || library;
+function napiBin() {
+  try {
+    const manifest = require.resolve('@napi-rs/cli/package.json', { paths: [root] });
+    return path.join(path.dirname(manifest), require(manifest).bin.napi);
+  } catch {
+    return null;
   }
 }
-if (!library) {
-  console.error('sluicegate: cargo built no sluicegate_node library');
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.error) {
+    console.error(`sluicegate: could not run ${command}: ${result.error.message}`);
+    process.exit(1);
+  }
+  if (result.status !== 0) process.exit(result.status || 1);
+}
+
+// `npm install <checkout>/bindings/node` from another project links this folder and runs this
+// script here without installing our devDependencies: install the locked ones first (no
+// scripts, so this one does not run again).
+if (!napiBin()) {
+  const npm = process.env.npm_execpath
+    ? [process.execPath, [process.env.npm_execpath]]
+    : ['npm', []];
+  run(npm[0], [...npm[1], 'ci', '--ignore-scripts', '--no-audit', '--no-fund']);
+}
+const napi = napiBin();
+if (!napi) {
+  console.error('sluicegate: @napi-rs/cli is not installed; run `npm ci` in bindings/node');
   process.exit(1);
 }
-const target = path.join(root, binaryName());
-fs.copyFileSync(library, target);
-console.log(`sluicegate: built ${path.relative(root, target)}`);
+const cargo = spawnSync(process.env.CARGO || 'cargo', ['--version'], { stdio: 'ignore' });
+if (cargo.error || cargo.status !== 0) {
+  console.error('sluicegate: cargo not found: install Rust (https://rustup.rs) to build the native module, ' +
+    'or install the prebuilt packages scripts/dist.sh writes to dist/ (see README.md)');
+  process.exit(1);
+}
+run(process.execPath, [napi, 'build', '--platform', '--release', '--output-dir', 'lib',
+  '--js', 'native.js', '--dts', 'native.d.ts', ...process.argv.slice(2)]);
