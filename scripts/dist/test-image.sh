@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The image: loads dist/sluicegate-server-VERSION.oci.tar into podman, checks it runs as user
+# 65532, then runs it as Kubernetes would (read-only root filesystem with no tmpfs added, no
+# capabilities, a config of 5 a minute mounted read-only at /etc/sluicegate), with the ports
+# published on 127.0.0.1 only, and checks from outside the container: /healthcheck answers
+# 200, POST /json answers OK five times and then OVER_LIMIT (429), and after SIGTERM the
+# container exits 0 within 5 s. Debian's podman here needs `--runtime runc` and limits lower
+# than the host's (raising one is refused). Where podman cannot run a container at all, this
+# fails and says so. Every container it starts, it removes.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+version=$(bash scripts/check-version.sh)
+archive="$PWD/dist/sluicegate-server-$version.oci.tar"
+image="localhost/sluicegate-server:$version"
+[ -f "$archive" ] || { echo "test-image: $archive is missing: run scripts/dist.sh first" >&2; exit 1; }
+command -v podman >/dev/null 2>&1 \
+    || { echo "test-image: podman is missing (Debian: apt-get install podman runc iptables)" >&2; exit 1; }
+
+run=(podman run --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=1024:1024)
+name="sluicegate-dist-test-$$"
+work=$(mktemp -d /tmp/sluicegate-dist-image.XXXXXX)
+cleanup() {
+    podman rm --force --ignore "$name" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# From the archive, not what the build left in podman's store.
+podman rmi --force "$image" >/dev/null 2>&1 || true
+podman load --quiet --input "$archive" >/dev/null
+podman image inspect --format '{{.Size}}' "$image" | awk '{ printf "ok: %s loaded, %.1f MiB\n", "'"$image"'", $1 / 1048576 }'
+user=$(podman image inspect --format '{{.Config.User}}' "$image")
+[ "$user" = "65532:65532" ] || { echo "test-image: the image's user is '$user'" >&2; exit 1; }
+echo "ok: the image runs as $user"
+
+if ! out=$("${run[@]}" --rm --network none "$image" --version 2>&1); then
+    echo "test-image: podman cannot run containers on this machine:" >&2
+    echo "$out" >&2
+    exit 1
+fi
+[ "$out" = "sluicegate-server $version" ] || { echo "test-image: --version printed '$out'" >&2; exit 1; }
+echo "ok: podman runs it: $out"
+
+# A GCRA limit, so that no window boundary can fall between the requests and reset the count.
+mkdir -p "$work/config"
+cat > "$work/config/example.yaml" <<'YAML'
+domain: example
+descriptors:
+  - key: path
+    rate_limit: {quota: "5/minute", algorithm: gcra}
+YAML
+port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+http=$(port) grpc=$(port)
+"${run[@]}" --detach --name "$name" --read-only --read-only-tmpfs=false --cap-drop ALL \
+    --security-opt no-new-privileges \
+    --publish "127.0.0.1:$http:8080" --publish "127.0.0.1:$grpc:8081" \
+    --volume "$work/config:/etc/sluicegate:ro" "$image" >/dev/null
+
+python3 - "$http" <<'PY'
+import json, sys, time, urllib.error, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+
+def call(path, body=None):
+    request = urllib.request.Request(base + path, data=body and json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode(), response.headers
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(), error.headers
+
+deadline = time.monotonic() + 20
+while True:
+    try:
+        status, body, _ = call("/healthcheck")
+        if status == 200:
+            break
+    except OSError as error:
+        status, body = None, str(error)
+    if time.monotonic() > deadline:
+        sys.exit(f"test-image: /healthcheck did not answer 200 within 20 s (last: {status} {body!r})")
+    time.sleep(0.2)
+print(f"ok: GET /healthcheck from outside the container: {status} {body.strip()}")
+
+request = {"domain": "example", "descriptors": [{"entries": [{"key": "path", "value": "/hello"}]}]}
+answers = [call("/json", request) for _ in range(6)]
+statuses = [status for status, _, _ in answers]
+codes = [json.loads(body)["overallCode"] for _, body, _ in answers]
+assert statuses == [200] * 5 + [429], f"POST /json statuses {statuses}"
+assert codes == ["OK"] * 5 + ["OVER_LIMIT"], f"overall codes {codes}"
+assert answers[5][2].get("Retry-After"), "the 429 lacks Retry-After"
+print(f"ok: POST /json: {statuses}, {codes[-1]} with Retry-After: {answers[5][2].get('Retry-After')}")
+PY
+
+pid=$(podman inspect --format '{{.State.Pid}}' "$name")
+uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
+[ "$uid" = 65532 ] || { echo "test-image: the server runs as uid '$uid'" >&2; exit 1; }
+echo "ok: the server process (pid $pid on the host) runs as uid $uid"
+
+sent=$EPOCHREALTIME
+podman kill --signal TERM "$name" >/dev/null
+status=$(timeout 10 podman wait "$name") || { echo "test-image: still running 10 s after SIGTERM" >&2; exit 1; }
+took=$(awk -v a="$sent" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+echo "ok: exited with status $status, $took s after SIGTERM"
+[ "$status" = 0 ] || { echo "test-image: exit status $status after SIGTERM" >&2; podman logs "$name" >&2; exit 1; }
+awk -v t="$took" 'BEGIN { exit !(t < 5) }' || { echo "test-image: took $took s to exit after SIGTERM" >&2; exit 1; }
+echo "test-image: passed"
