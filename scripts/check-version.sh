@@ -2,7 +2,8 @@
 # One version for everything this repository ships: the workspace's
 # `[workspace.package] version` in Cargo.toml. The crates inherit it and maturin gives it to
 # the Python package (pyproject.toml's `dynamic = ["version"]`); npm needs a literal one in
-# bindings/node/package.json, and CHANGELOG.md's newest entry names it. This script fails,
+# bindings/node/package.json, CHANGELOG.md's newest entry names it, and the Kubernetes
+# Deployment runs the image tagged with it. This script fails,
 # naming the file, when any of them says otherwise. Prints the version when they agree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,8 @@ npm_version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' bindings/node/package.jso
 [ "$npm_version" = "$version" ] || fail "bindings/node/package.json has version '$npm_version'"
 changelog=$(sed -n 's/^## \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md | head -1)
 [ "$changelog" = "$version" ] || fail "CHANGELOG.md's newest release is '$changelog'"
+image=$(sed -n 's|^ *image: localhost/sluicegate-server:\(.*\)$|\1|p' deploy/kubernetes/deployment.yaml)
+[ "$image" = "$version" ] || fail "deploy/kubernetes/deployment.yaml runs image tag '$image'"
 
 [ "$status" -eq 0 ] && echo "$version"
 exit "$status"
