@@ -13,9 +13,11 @@ version=$(bash scripts/check-version.sh)
 image="localhost/sluicegate-server:$version"
 context="$PWD/target/dist/image"
 
+binary="${CARGO_TARGET_DIR:-target}/service/sluicegate-server"
+
 cargo build --locked --profile service -p sluicegate-server
 mkdir -p "$out"
-install -m 0755 target/service/sluicegate-server "$out/sluicegate-server-$version-x86_64-linux-gnu"
+install -m 0755 "$binary" "$out/sluicegate-server-$version-x86_64-linux-gnu"
 
 # Debian's podman, with runc (the runtime these machines run containers with) and iptables
 # (its published ports), installed when missing.
@@ -27,7 +29,7 @@ if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 \
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
         podman runc iptables netavark aardvark-dns >/dev/null
 fi
-bash scripts/dist/image-rootfs.sh target/service/sluicegate-server "$context"
+bash scripts/dist/image-rootfs.sh "$binary" "$context"
 podman build --quiet --format oci --file deploy/Containerfile \
     --label "org.opencontainers.image.version=$version" \
     --label "org.opencontainers.image.title=sluicegate-server" \
