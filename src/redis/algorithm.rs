@@ -2,7 +2,7 @@
 
 use crate::algorithm::AlgorithmKind;
 
-/// The letter the composite script dispatches on.
+/// The letter the scripts dispatch on (entry.lua's `deciders`).
 pub(crate) fn script_code(kind: AlgorithmKind) -> &'static str {
     match kind {
         AlgorithmKind::Gcra => "g",

@@ -1,5 +1,5 @@
 //! Coalescing: while a call to a node is in flight, calls that arrive for the same node
-//! queue; when it returns, everything queued goes in one `batch.lua` invocation, which
+//! queue; when it returns, everything queued goes in one call of `entry.lua`, which
 //! decides each call in arrival order exactly as it would have been decided alone.
 //!
 //! - A lane is one standalone Redis, or one hash slot of a cluster (a script's keys must
@@ -23,11 +23,10 @@
 //!   out of it: nothing is decided for it.
 
 use super::error::{classify, RedisError};
-use super::group::Group;
+use super::group::{Call, Group};
 use super::keys::hash_slot;
 use super::link::{failing_key, Link};
-use super::reply::ScriptAnswer;
-use super::scripts::SCRIPTS;
+use super::reply::{self, ScriptAnswer};
 use redis::cluster_routing::Slot;
 use redis::Value;
 use std::collections::{HashMap, VecDeque};
@@ -137,18 +136,15 @@ impl Sender {
             .is_cluster()
             .then(|| hash_slot(group.members[0].key.as_bytes()));
         if !self.batching {
-            let (script, args) = group.alone();
-            let result = self.link.eval(script, &group.keys(), &args).await;
-            return group.alone_reply(result?);
+            return self.alone(&group).await;
         }
         let answer = match self.enqueue(lane, group) {
             Route::Queued(answer) => answer,
             Route::Alone(group) => {
                 let flight = Flight { sender: self, lane };
-                let (script, args) = group.alone();
-                let result = self.link.eval(script, &group.keys(), &args).await;
+                let answer = self.alone(&group).await;
                 drop(flight);
-                return group.alone_reply(result?);
+                return answer;
             }
         };
         match tokio::time::timeout(self.link.timeout(), answer).await {
@@ -160,6 +156,16 @@ impl Sender {
                 after: self.link.timeout(),
             }),
         }
+    }
+
+    /// Sends `group` in a call of its own.
+    async fn alone(&self, group: &Group) -> Answer {
+        let call = group.alone();
+        let value = self
+            .link
+            .eval(call.script, &call.keys, &call.args())
+            .await?;
+        self.answer(group, reply::only(value)?)
     }
 
     /// Queues `group` on a busy lane (sending a full batch at once if the lane may have one
@@ -244,25 +250,15 @@ impl Sender {
     async fn send(self: &Arc<Self>, mut batch: Vec<Queued>) {
         if batch.len() == 1 {
             let Queued { group, reply } = batch.pop().expect("one call");
-            let (script, args) = group.alone();
-            let answer = match self.link.eval(script, &group.keys(), &args).await {
-                Ok(value) => group.alone_reply(value),
-                Err(error) => Err(error),
-            };
+            let answer = self.alone(&group).await;
             let _ = reply.send(answer);
             return;
         }
         self.batcher.batches.fetch_add(1, Relaxed);
         self.batcher.largest.fetch_max(batch.len() as u64, Relaxed);
         let result = {
-            let keys: Vec<&str> = (batch.iter())
-                .flat_map(|q| q.group.members.iter().map(|m| m.key.as_str()))
-                .collect();
-            let mut args = Vec::with_capacity(keys.len() * 4 + batch.len() * 2);
-            for queued in &batch {
-                queued.group.batch_args(&mut args);
-            }
-            self.link.eval(&SCRIPTS.batch, &keys, &args).await
+            let call = Call::of(batch.iter().map(|queued| &queued.group), 0);
+            self.link.eval(call.script, &call.keys, &call.args()).await
         };
         match result {
             Ok(Value::Array(items)) if items.len() == batch.len() => {
@@ -297,7 +293,7 @@ impl Sender {
                     self.link.timeout(),
                 ))
             }
-            item => group.batch_reply(item),
+            item => group.reply(item),
         }
     }
 }

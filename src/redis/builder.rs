@@ -10,7 +10,6 @@ use super::keys::KeySpace;
 use super::limiter::RedisLimiter;
 use super::link::{Endpoint, Link};
 use super::params::Params;
-use super::scripts::SCRIPTS;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use crate::algorithm::AlgorithmKind;
@@ -250,7 +249,6 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             quota: self.quota,
             params,
             keys,
-            script: SCRIPTS.single(kind),
             time,
             local,
             sender: Sender::new(link, self.batching),

@@ -11,7 +11,6 @@ use super::error::RedisError;
 use super::group::{Group, Member};
 use super::inner::Inner;
 use super::keys::hash_slot;
-use super::scripts::Script;
 use super::time::TimeSource;
 use crate::backend::{Call, Joint, JointStore, Op};
 use crate::decision::Decision;
@@ -29,8 +28,7 @@ pub(crate) trait Part: Send + Sync {
     fn redis_key(&self, key: &str) -> String;
     /// The limit of `redis_key` at `cost`, as a call carries it.
     fn member(&self, redis_key: String, cost: u32) -> Member;
-    /// The algorithm's own script.
-    fn script(&self) -> &'static Script;
+    /// The quota's limit.
     fn limit(&self) -> u32;
     /// True when an outage is answered by a fallback rather than returned.
     fn has_fallback(&self) -> bool;
@@ -54,10 +52,6 @@ impl<A: Algorithm, C: TimeSource> Part for Inner<A, C> {
             cost,
             params: self.params(cost),
         }
-    }
-
-    fn script(&self) -> &'static Script {
-        self.script
     }
 
     fn limit(&self) -> u32 {
@@ -124,7 +118,7 @@ impl JointStore for Arc<Sender> {
     }
 }
 
-/// The group as one call (the composite script alone, or a part of a batch): every limit
+/// The group as one call (alone, or a part of a batch): every limit
 /// decided, then written only if all admit.
 async fn in_one_script(
     sender: &Arc<Sender>,
@@ -136,11 +130,7 @@ async fn in_one_script(
     let members = (parts.iter().zip(group).zip(keys))
         .map(|((part, &(_, cost)), key)| part.member(key, cost))
         .collect();
-    let call = Group {
-        op,
-        members,
-        single: parts[0].script(),
-    };
+    let call = Group { op, members };
     let started = Instant::now();
     let result = sender.decide(call).await;
     parts[0].record_call(started);

@@ -4,14 +4,13 @@
 use super::algorithm::script_code;
 use super::batch::Sender;
 use super::deny_cache::DenyCache;
-use super::error::RedisError;
+use super::error::{classify, RedisError};
 use super::fallback::Standby;
 use super::group::{Group, Member};
 use super::keys::KeySpace;
-use super::link::Arg;
+use super::link::failing_key;
 use super::params::Params;
 use super::reply::{self, ScriptAnswer};
-use super::scripts::Script;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use super::undo::Undo;
@@ -30,7 +29,6 @@ pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
     pub(crate) params: Params,
     pub(crate) max_cost: u32,
     pub(crate) keys: KeySpace,
-    pub(crate) script: &'static Script,
     pub(crate) time: C,
     pub(crate) local: C::Local,
     pub(crate) sender: Arc<Sender>,
@@ -110,10 +108,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             params: self.params(cost),
         };
         let started = Instant::now();
-        let result = self
-            .sender
-            .decide(Group::one(op, member, self.script))
-            .await;
+        let result = self.sender.decide(Group::one(op, member)).await;
         self.telemetry.call(started.elapsed());
         Ok(result?[0])
     }
@@ -122,27 +117,37 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
     /// carries what an undo needs).
     pub(crate) async fn reserve(
         &self,
-        redis_key: &String,
+        redis_key: &str,
         cost: u32,
         sent: Option<u64>,
     ) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
         self.link_up()?;
-        let params = self.params(cost);
-        let now = sent.map_or(Arg::Str(""), Arg::Int);
-        let args = [
-            Arg::Str("r"),
-            now,
-            Arg::Int(u64::from(cost)),
-            Arg::Bytes(&params),
-        ];
+        let group = Group::one(
+            Op::Check,
+            Member {
+                key: redis_key.to_owned(),
+                algorithm: script_code(A::KIND),
+                now: sent,
+                cost,
+                params: self.params(cost),
+            },
+        );
+        let call = group.reservation();
         let started = Instant::now();
         let result = self
             .sender
             .link
-            .eval(self.script, std::slice::from_ref(redis_key), &args)
+            .eval(call.script, &call.keys, &call.args())
             .await;
         self.telemetry.call(started.elapsed());
-        reply::single(result?)
+        match reply::only(result?)? {
+            Value::ServerError(error) => {
+                let error = redis::RedisError::from(error);
+                let key = failing_key(&error, &call.keys);
+                Err(classify(&error, &key, self.sender.link.timeout()))
+            }
+            element => reply::reservation(element),
+        }
     }
 
     /// Fails fast, sending and counting nothing, while Redis is known to be down.

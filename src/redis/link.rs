@@ -78,7 +78,6 @@ impl Conn {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Arg<'a> {
     Int(u64),
-    Str(&'a str),
     Bytes(&'a [u8]),
 }
 
@@ -303,15 +302,14 @@ fn command<K: ToRedisArgs>(name: &str, script: &str, keys: &[K], args: &[Arg<'_>
     for arg in args {
         match arg {
             Arg::Int(n) => cmd.arg(*n),
-            Arg::Str(s) => cmd.arg(*s),
             Arg::Bytes(b) => cmd.arg(*b),
         };
     }
     cmd
 }
 
-/// The key an error reply is about: the composite script names the limit (`(limit N)`, from
-/// 1) that failed; single-key scripts have one key.
+/// The key an error reply is about: a group of several limits names the one (`(limit N)`,
+/// from 1) that failed; a group of one has one key.
 pub(crate) fn failing_key<K: AsRef<str>>(error: &redis::RedisError, keys: &[K]) -> String {
     let index = error
         .detail()

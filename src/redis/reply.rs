@@ -64,27 +64,30 @@ impl ScriptAnswer {
     }
 }
 
-/// A single-key script's reply: the numbers, and after a reservation that wrote, what an
-/// undo needs.
-pub(crate) fn single(value: Value) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
+/// The one element of the reply to a call of one group.
+pub(crate) fn only(value: Value) -> Result<Value, RedisError> {
     match value {
-        Value::BulkString(bytes) if bytes.len() == PACKED => {
-            Ok((ScriptAnswer::unpack(&bytes)?, vec![]))
+        Value::Array(items) if items.len() == 1 => {
+            Ok(items.into_iter().next().expect("one element"))
         }
-        Value::Array(mut fields) if !fields.is_empty() => {
-            let extra = fields.split_off(1);
-            match &fields[0] {
-                Value::BulkString(bytes) if bytes.len() == PACKED => {
-                    Ok((ScriptAnswer::unpack(bytes)?, extra))
-                }
-                _ => Err(malformed("expected packed numbers")),
-            }
-        }
-        _ => Err(malformed("expected packed numbers")),
+        _ => Err(malformed("expected one element per call")),
     }
 }
 
-/// The composite script's reply: whether every limit allowed, then each limit's numbers.
+/// A reservation's element: the numbers, and after one that wrote, what an undo needs.
+pub(crate) fn reservation(value: Value) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
+    match value {
+        Value::Array(mut fields) if !fields.is_empty() => {
+            let extra = fields.split_off(1);
+            let numbers = composite(fields.pop().expect("one field"), 1)?.1;
+            Ok((numbers[0], extra))
+        }
+        value => Ok((composite(value, 1)?.1[0], vec![])),
+    }
+}
+
+/// A group's element of a call's reply: whether every limit allowed, then each limit's
+/// numbers.
 pub(crate) fn composite(
     value: Value,
     limits: usize,

@@ -3,7 +3,6 @@
 //! cluster node) answers `NOSCRIPT`, and the call is repeated once as `EVAL`, which also
 //! caches it there (`Link::eval` says why not through redis-rs's `ScriptInvocation`).
 
-use crate::algorithm::AlgorithmKind;
 use std::sync::LazyLock;
 
 /// A script's source and its SHA1.
@@ -28,30 +27,16 @@ macro_rules! lua {
     };
 }
 
-/// Every algorithm's rule, then `$entry`: the scripts that decide limits of any algorithm.
-macro_rules! every_rule {
-    ($entry:literal) => {
-        lua!(
-            "prelude.lua",
-            "emission.lua",
-            "gcra.lua",
-            "leaky_bucket.lua",
-            "token_bucket.lua",
-            "window.lua",
-            "fixed_window.lua",
-            "sliding_window.lua",
-            "sliding_log.lua",
-            $entry,
-        )
-    };
-}
-
-macro_rules! single {
-    ($($file:literal),* ; $decide:literal) => {
+/// The prelude, the rules in `$file`s, the table of `deciders` (algorithm byte => function)
+/// and the one entry (entry.lua): a decision script carrying the algorithms listed.
+macro_rules! deciding {
+    ($($file:literal),* ; $($byte:literal => $decide:literal),*) => {
         concat!(
             lua!("prelude.lua", $($file),*),
-            "local decide = ", $decide, "\n",
-            include_str!("lua/single.lua"),
+            "local deciders = {",
+            $("[", $byte, "] = ", $decide, ", ",)*
+            "}\n",
+            include_str!("lua/entry.lua"),
         )
     };
 }
@@ -64,10 +49,9 @@ pub(crate) struct Scripts {
     fixed_window: Script,
     sliding_window: Script,
     sliding_log: Script,
-    /// Several limits, any algorithms, one atomic call.
-    pub(crate) composite: Script,
-    /// Queued calls (each one limit or a composite group), one atomic call.
-    pub(crate) batch: Script,
+    /// Every algorithm: calls whose members use several (composite groups of mixed
+    /// algorithms, batches of several limiters' calls).
+    pub(crate) any: Script,
     /// Undoes a reservation of a string state.
     pub(crate) undo: Script,
     /// Undoes a reservation on a sliding log.
@@ -75,33 +59,59 @@ pub(crate) struct Scripts {
 }
 
 impl Scripts {
-    /// The script deciding one key of `kind`.
-    pub(crate) fn single(&self, kind: AlgorithmKind) -> &Script {
-        match kind {
-            AlgorithmKind::Gcra => &self.gcra,
-            AlgorithmKind::TokenBucket => &self.token_bucket,
-            AlgorithmKind::LeakyBucket => &self.leaky_bucket,
-            AlgorithmKind::FixedWindow => &self.fixed_window,
-            AlgorithmKind::SlidingWindow => &self.sliding_window,
-            AlgorithmKind::SlidingLog => &self.sliding_log,
+    /// The script carrying only the algorithm whose letter is `letter` (`b'g'`, ...); the
+    /// one carrying every algorithm for a letter it does not know.
+    pub(crate) fn by_letter(&self, letter: u8) -> &Script {
+        match letter {
+            b'g' => &self.gcra,
+            b't' => &self.token_bucket,
+            b'l' => &self.leaky_bucket,
+            b'f' => &self.fixed_window,
+            b'w' => &self.sliding_window,
+            b's' => &self.sliding_log,
+            _ => &self.any,
         }
     }
 }
 
-/// The scripts.
+/// The scripts. Each decision script is entry.lua over the rules it carries: a call whose
+/// members all use one algorithm runs that algorithm's script (Redis runs a script's whole
+/// chunk, defining each function in it, on every call, so a smaller one costs less).
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
-    gcra: Script::new(single!("emission.lua", "gcra.lua"; "decide_gcra")),
-    token_bucket: Script::new(single!("token_bucket.lua"; "decide_token_bucket")),
-    leaky_bucket: Script::new(single!("emission.lua", "leaky_bucket.lua"; "decide_leaky_bucket")),
-    fixed_window: Script::new(single!("window.lua", "fixed_window.lua"; "decide_fixed_window")),
-    sliding_window: Script::new(single!(
+    gcra: Script::new(deciding!("emission.lua", "gcra.lua"; 103 => "decide_gcra")),
+    token_bucket: Script::new(deciding!("token_bucket.lua"; 116 => "decide_token_bucket")),
+    leaky_bucket: Script::new(deciding!(
+        "emission.lua",
+        "leaky_bucket.lua";
+        108 => "decide_leaky_bucket"
+    )),
+    fixed_window: Script::new(deciding!(
+        "window.lua",
+        "fixed_window.lua";
+        102 => "decide_fixed_window"
+    )),
+    sliding_window: Script::new(deciding!(
         "window.lua",
         "sliding_window.lua";
-        "decide_sliding_window"
+        119 => "decide_sliding_window"
     )),
-    sliding_log: Script::new(single!("sliding_log.lua"; "decide_sliding_log")),
-    composite: Script::new(every_rule!("composite.lua")),
-    batch: Script::new(every_rule!("batch.lua")),
+    sliding_log: Script::new(deciding!("sliding_log.lua"; 115 => "decide_sliding_log")),
+    any: Script::new(deciding!(
+        "emission.lua",
+        "gcra.lua",
+        "leaky_bucket.lua",
+        "token_bucket.lua",
+        "window.lua",
+        "fixed_window.lua",
+        "sliding_window.lua",
+        "sliding_log.lua";
+        103 => "decide_gcra",
+        116 => "decide_token_bucket",
+        108 => "decide_leaky_bucket",
+        102 => "decide_fixed_window",
+        119 => "decide_sliding_window",
+        115 => "decide_sliding_log"
+    )),
     undo: Script::new(lua!("prelude.lua", "undo.lua")),
     undo_log: Script::new(lua!("prelude.lua", "sliding_log.lua", "undo_log.lua")),
 });

@@ -20,13 +20,11 @@
 --
 -- Range: cap <= 2^51 units (checked when the limiter is built), backlog <= 2^51, so every
 -- sum stays at or below 2^52, and tat = now + backlog/D stays below 2^53.
-local function emission(key, now, n, mode, params, tag, name, shaping)
+local function emission(v, now, n, mode, D, T, cap, need, tag, name, shaping)
   local floor, ceil, byte, pack, sunpack = math.floor, math.ceil, string.byte, struct.pack,
     struct.unpack
   local MAX_DEBT, MAX_EXACT = 2251799813685248, 9007199254740992
-  local D, T, cap, need = sunpack('>dddd', params)
-  local v = redis.call('GET', key)
-  local backlog = 0
+  local backlog, before = 0, nil
   if v then
     local q, r
     if #v == 17 and byte(v, 1) == tag then
@@ -35,6 +33,10 @@ local function emission(key, now, n, mode, params, tag, name, shaping)
     if not q or q ~= floor(q) or q < 0 or q >= MAX_EXACT or r ~= floor(r) or r < 0 or r >= D then
       return nil, { err = 'SGFOREIGN the key holds a value that is not a sluicegate ' .. name
         .. ' state' }
+    end
+    before = q
+    if r > 0 then
+      before = q + 1
     end
     local ahead = q - now
     if ahead >= 0 then
@@ -92,5 +94,5 @@ local function emission(key, now, n, mode, params, tag, name, shaping)
     write = pack('>Bdd', tag, now + q, after - q * D)
   end
   return pack('>dddddd', allowed and 1 or 0, remaining, retry, reset, wait, retry1), allowed, write,
-    reset, v
+    now + reset, before
 end

@@ -13,13 +13,11 @@
 --
 -- ScriptAnswer: remaining = limit - count; retry_after and (when the count is not 0) reset_after:
 -- the first whole us of the next window. Exact integer arithmetic, any limit.
-local function decide_fixed_window(key, now, n, mode, params)
+local function decide_fixed_window(v, now, n, mode, L, m, d)
   local floor, byte, pack, sunpack = math.floor, string.byte, struct.pack, struct.unpack
   local MAX_EXACT = 9007199254740992
-  local L, m, d = sunpack('>ddd', params)
-  local v = redis.call('GET', key)
   local w = window_of(now, m, d)
-  local count = 0
+  local count, before = 0, nil
   if v then
     local sw, c
     if #v == 17 and byte(v, 1) == 70 then
@@ -29,6 +27,10 @@ local function decide_fixed_window(key, now, n, mode, params)
         or c > L then
       return nil, { err = 'SGFOREIGN the key holds a value that is not a sluicegate '
         .. 'FixedWindow state' }
+    end
+    -- As written: fresh when its window ends.
+    if c > 0 then
+      before = instant(sw + 1, 0, m, d)
     end
     if sw >= w then
       w, count = sw, c
@@ -45,7 +47,8 @@ local function decide_fixed_window(key, now, n, mode, params)
     after = count + n
   end
 
-  local window_end = instant(w + 1, 0, m, d) - now
+  local ends = instant(w + 1, 0, m, d)
+  local window_end = ends - now
   local reset = 0
   if after > 0 then
     reset = window_end
@@ -63,5 +66,5 @@ local function decide_fixed_window(key, now, n, mode, params)
     write = pack('>Bdd', 70, w, after)
   end
   return pack('>dddddd', allowed and 1 or 0, L - after, retry, reset, 0, retry1), allowed, write,
-    reset, v
+    ends, before
 end

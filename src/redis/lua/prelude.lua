@@ -23,12 +23,38 @@
 -- units, MAX_DEBT = 2^51 = 2251799813685248; stored times and counters are below
 -- MAX_EXACT = 2^53 = 9007199254740992, and anything larger is not ours.
 
--- Every algorithm below is one function:
---   decide(key, now, n, mode, params) -> reply, allowed, write, fresh_us, before
--- reply: the six numbers packed (allowed, remaining, retry_after_us, reset_after_us,
--- wait_us, and the retry_after_us of a single request); write: the new string state, to
--- SET with a TTL of fresh_us (before: the value it replaces), or for the sliding log a
--- function that writes and returns what undoing it takes, or nil when nothing changes.
--- `mode` is 'h' for a hit, 'c' otherwise; nothing is written here. On a value that is not
--- the algorithm's state: nil and an error reply (SGFOREIGN); a value of another Redis type
--- makes redis.call fail with WRONGTYPE; either way before anything is written.
+-- Every algorithm below is one pure function of the state the entry script read for it (one
+-- MGET for every string state of a call; the sliding log, a sorted set, reads its own key):
+--   decide(v, now, n, mode, a, b, c, d) -> reply, allowed, write, fresh, before
+-- v: the key's string, or false when there is none; a..d: the algorithm's parameters (see
+-- its header). reply: the six numbers packed (allowed, remaining, retry_after_us,
+-- reset_after_us, wait_us, and the retry_after_us of a single request); write: the new
+-- string state, or nil when nothing changes; fresh: when the new state is fresh again (us,
+-- the same clock as now); before: the same for v (nil when there is no state). The sliding
+-- log's decide takes its key instead of v, and its write is a function that writes and
+-- returns what undoing it takes. `mode` is 'h' for a hit, 'c' otherwise; nothing is written
+-- here. On a value that is not the algorithm's state: nil and an error reply (SGFOREIGN).
+
+-- The TTL rule, the one place it is written (entry.lua for string states, sliding_log.lua for
+-- the log). A key lives until its state is fresh again (a fresh state decides as no state),
+-- rounded up to a whole second, and at least a second after the write (one of a few ms
+-- would race the next request). Invariant: a key written by these scripts expires no
+-- earlier than due(fresh) of the state it holds. So a write needs to move the expiry only
+-- when due(fresh) of the new state is later than due(before) of the state the key held
+-- when the script began; otherwise it keeps the TTL (SET ... KEEPTTL, no PEXPIRE), which
+-- costs Redis a fraction of a SET ... PX. That holds on Redis's clock, which is also the
+-- clock Redis expires keys by; with a client's clock (`own` false) every write sets the
+-- expiry, as the client's time need not run at Redis's pace.
+-- Returns the TTL in ms to set, or nil to keep the key's TTL.
+local function expiry(fresh, before, now, own)
+  local ceil = math.ceil
+  local due = ceil(fresh / 1000000) * 1000000
+  if own and before and due <= ceil(before / 1000000) * 1000000 then
+    return nil
+  end
+  local ms = ceil((due - now) / 1000)
+  if ms < 1000 then
+    ms = 1000
+  end
+  return ms
+end

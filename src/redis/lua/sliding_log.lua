@@ -32,11 +32,11 @@ local function nth_live(key, since, j)
   return tonumber(entry[2])
 end
 
-local function decide_sliding_log(key, now, n, mode, params)
-  local floor, ceil, fmt, byte, pack, sunpack = math.floor, math.ceil, string.format,
-    string.byte, struct.pack, struct.unpack
+-- `own`: now is Redis's clock (the TTL rule in prelude.lua).
+local function decide_sliding_log(key, now, n, mode, L, P, _, _, own)
+  local floor, fmt, byte, pack, sunpack = math.floor, string.format, string.byte, struct.pack,
+    struct.unpack
   local MAX_EXACT = 9007199254740992
-  local L, P = sunpack('>dd', params)
   local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   local at, counter, newest, live = now, -1, nil, 0
   if top[1] then
@@ -106,13 +106,20 @@ local function decide_sliding_log(key, now, n, mode, params)
           redis.call('ZADD', key, unpack(args))
         end
       end
-      redis.call('ZREMRANGEBYRANK', key, 0, -(L + 1))
-      -- Fresh once the newest entry expires; at least a second (see single.lua).
-      local ms = ceil((at + P - now) / 1000)
-      if ms < 1000 then
-        ms = 1000
+      -- Members beyond the newest L: only once more than L were ever logged under this
+      -- key's counter (it starts at 0 on a new key).
+      if first + k > L then
+        redis.call('ZREMRANGEBYRANK', key, 0, -(L + 1))
       end
-      redis.call('PEXPIRE', key, ms)
+      -- Fresh once the newest entry expires (the TTL rule in prelude.lua).
+      local old
+      if newest then
+        old = newest + P
+      end
+      local ms = expiry(at + P, old, now, own)
+      if ms then
+        redis.call('PEXPIRE', key, ms)
+      end
       return first, k, at
     end
   end

@@ -64,14 +64,12 @@ local function sliding_retry(w, prev, curr, k, now, L, m, d)
   return instant(w + 2, 0, m, d)
 end
 
-local function decide_sliding_window(key, now, n, mode, params)
+local function decide_sliding_window(v, now, n, mode, L, m, d)
   local floor, ceil, byte, pack, sunpack = math.floor, math.ceil, string.byte, struct.pack,
     struct.unpack
   local MAX_EXACT = 9007199254740992
-  local L, m, d = sunpack('>ddd', params)
-  local v = redis.call('GET', key)
   local w, e = window_of(now, m, d)
-  local prev, curr = 0, 0
+  local prev, curr, before = 0, 0, nil
   if v then
     local sw, p, c
     if #v == 25 and byte(v, 1) == 87 then
@@ -81,6 +79,10 @@ local function decide_sliding_window(key, now, n, mode, params)
         or p > L or c ~= floor(c) or c < 0 or c > L then
       return nil, { err = 'SGFOREIGN the key holds a value that is not a sluicegate '
         .. 'SlidingWindow state' }
+    end
+    -- As written: fresh when its current count has left the trailing period.
+    if c > 0 then
+      before = instant(sw + 2, 0, m, d)
     end
     if w == sw then
       prev, curr = p, c
@@ -135,5 +137,5 @@ local function decide_sliding_window(key, now, n, mode, params)
     write = pack('>Bddd', 87, w, prev, after)
   end
   return pack('>dddddd', allowed and 1 or 0, remaining, retry, reset, 0, retry1), allowed, write,
-    reset, v
+    now + reset, before
 end

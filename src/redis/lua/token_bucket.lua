@@ -20,13 +20,11 @@
 --
 -- Range: full <= 2^51 units (checked when the limiter is built); tokens >= -2^51, so the
 -- refill arithmetic stays below 2^53.
-local function decide_token_bucket(key, now, n, mode, params)
+local function decide_token_bucket(v, now, n, mode, E, R, full, need)
   local floor, ceil, byte, pack, sunpack = math.floor, math.ceil, string.byte, struct.pack,
     struct.unpack
   local MAX_DEBT, MAX_EXACT = 2251799813685248, 9007199254740992
-  local E, R, full, need = sunpack('>dddd', params)
-  local v = redis.call('GET', key)
-  local tokens, stamp = full, now
+  local tokens, stamp, before = full, now, nil
   if v then
     local t, s
     if #v == 17 and byte(v, 1) == 84 then
@@ -36,6 +34,11 @@ local function decide_token_bucket(key, now, n, mode, params)
         or s >= MAX_EXACT then
       return nil, { err = 'SGFOREIGN the key holds a value that is not a sluicegate '
         .. 'TokenBucket state' }
+    end
+    -- Full again at s + ceil((full - t) / R).
+    before = s
+    if t < full then
+      before = s + ceil((full - t) / R)
     end
     if now > s then
       local missing = full - t
@@ -87,6 +90,11 @@ local function decide_token_bucket(key, now, n, mode, params)
   if after ~= tokens then
     write = pack('>Bdd', 84, after, stamp)
   end
+  -- The new state holds `after` tokens at `stamp` (later than now when the clock stepped back).
+  local fresh = stamp
+  if after < full then
+    fresh = stamp + ceil((full - after) / R)
+  end
   return pack('>dddddd', allowed and 1 or 0, remaining, retry, reset, 0, retry1), allowed, write,
-    reset, v
+    fresh, before
 end
