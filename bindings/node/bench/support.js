@@ -52,14 +52,35 @@ function machine() {
 }
 
 /** `n` random keys of `user:<number>`, made up front so that making them is not timed. */
-function randomKeys(space, n, seed = 42) {
+// `n` keys drawn from `space` distinct ones. Without `length`, `user:<id>`; with it, keys of
+// exactly `length` characters: random letters and digits, as API keys and tokens are.
+function randomKeys(space, n, seed = 42, length = 0) {
   let x = seed >>> 0;
   const keys = new Array(n);
+  const spelled = length > 0 ? spellings(space, length) : null;
   for (let i = 0; i < n; i++) {
     x = (Math.imul(x, 1664525) + 1013904223) >>> 0; // a fixed LCG: the same keys every run
-    keys[i] = `user:${x % space}`;
+    keys[i] = spelled ? spelled[x % space] : `user:${x % space}`;
   }
   return keys;
+}
+
+// `space` distinct random strings of `length` characters (the id in base 36 at the end, so
+// they stay distinct; random characters before it).
+function spellings(space, length) {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let x = 12345;
+  const out = new Array(space);
+  for (let id = 0; id < space; id++) {
+    const tail = id.toString(36);
+    let head = '';
+    for (let j = tail.length; j < length; j++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      head += alphabet[(x >>> 16) % 36];
+    }
+    out[id] = head + tail;
+  }
+  return out;
 }
 
 module.exports = { alternate, alternateAsync, median, quantile, machine, randomKeys };

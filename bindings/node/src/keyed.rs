@@ -3,7 +3,7 @@
 
 use crate::clock::NativeClock;
 use crate::handle::{self, Tagged};
-use crate::key::{with_key, Key, Units};
+use crate::key::{with_key, with_wtf8, Key};
 use crate::op::{CHECK, PEEK};
 use crate::options::{algorithm, quota, quota_error};
 use crate::out::{millis, Out};
@@ -16,7 +16,8 @@ use sluicegate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
 use sluicegate::{CapacityError, Decision};
 
 /// The engine's keyed limiter on either clock, keyed by `K`: a JavaScript string's UTF-16
-/// code units for `KeyedLimiter` ([`Key`]), a `String` for `throttle`'s groups.
+/// code units as WTF-8 bytes for `KeyedLimiter` ([`Key`]), a `String` for `throttle`'s
+/// groups.
 pub(crate) enum Keyed<K = Key> {
     Real(AnyKeyedLimiter<K, TscClock>),
     Manual(AnyKeyedLimiter<K, ManualClock>),
@@ -220,10 +221,9 @@ fn decide<C: Clock>(
     op: u32,
     cost: u32,
 ) -> Result<Decision, CapacityError> {
-    let key = Units::new(key);
-    match op {
+    with_wtf8(key, |key| match op {
         CHECK => limiter.check_n(key, cost),
         PEEK => limiter.peek_n(key, cost),
         _ => Ok(limiter.hit(key, cost)),
-    }
+    })
 }

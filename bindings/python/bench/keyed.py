@@ -3,8 +3,10 @@ the tutorials' token bucket, in one process: calls per second over 1,000 and 1,0
 random keys, contenders alternated in every round, medians over the rounds.
 
     python bindings/python/bench/keyed.py [--rounds 5] [--calls 100000] [--keys 1000 1000000]
+        [--lengths 8 15 36 40]
 
-Every contender decides the same quota on the same random key sequence. First each sees
+Keys are random letters and digits of 8, 15, 36 and 40 characters (`--lengths`). Every
+contender decides the same quota on the same random key sequence. First each sees
 every key once, in a random order (timed: the cost of a key's first call, which inserts
 it); then each round times `--calls` calls on keys drawn at random from the whole set (the
 steady state of a server whose clients are known). `limits`' memory storage expires keys
@@ -74,9 +76,21 @@ def table(title: str, rates: dict[str, list[float]]) -> None:
         print(f"| {name} | {median:,.0f}{spread} | {1e9 / median:,.0f} | {times} |")
 
 
-def run(key_count: int, rounds: int, calls: int) -> None:
-    rng = random.Random(key_count)
-    keys = [f"user:{rng.getrandbits(64):016x}" for _ in range(key_count)]
+ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def random_keys(rng: random.Random, count: int, length: int) -> list[str]:
+    """`count` distinct keys of `length` random letters and digits (an API key, a token)."""
+    keys: set[str] = set()
+    while len(keys) < count:
+        keys.add("".join(rng.choices(ALPHABET, k=length)))
+    return sorted(keys)
+
+
+def run(key_count: int, rounds: int, calls: int, length: int) -> None:
+    rng = random.Random(key_count * 100 + length)
+    keys = random_keys(rng, key_count, length)
+    print(f"\n## {key_count:,} random keys of {length} characters")
     players = contenders()
     first_sight = rng.sample(keys, len(keys))
     inserted = {p.name: [p.calls_per_second(first_sight)] for p in players}
@@ -101,11 +115,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000, 1_000_000])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[8, 15, 36, 40])
     arguments = parser.parse_args()
     print(f"Python {platform.python_version()}, limits {limits.__version__}, "
           f"sluicegate {sluicegate.__name__} ({platform.machine()}, {platform.platform()})")
-    for key_count in arguments.keys:
-        run(key_count, arguments.rounds, arguments.calls)
+    for length in arguments.lengths:
+        for key_count in arguments.keys:
+            run(key_count, arguments.rounds, arguments.calls, length)
 
 
 if __name__ == "__main__":

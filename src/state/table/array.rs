@@ -8,45 +8,66 @@
 //! only CAS words. Capacity is any number (not just powers of two), so the shard can grow by
 //! 1.25x and keep its load in a narrow band (see [`Sizing`](super::sizing::Sizing)).
 
+use super::slot::{KeySlot, Needle, PlainSlot};
 use super::slots::Slots;
+use super::text::{is_text, TextSlot};
 use super::word::{EMPTY, MOVED, TOMBSTONE};
-use crate::state::sync::{AtomicPtr, AtomicU64, Ordering, UnsafeCell};
+use crate::state::sync::{AtomicPtr, AtomicU64, Ordering};
 use std::borrow::Borrow;
-use std::mem::MaybeUninit;
+use std::hash::{BuildHasher, Hash};
+use std::mem::ManuallyDrop;
 use std::ptr;
 
-/// A key and its state word. 16-byte aligned so that a 16-byte slot (a `u64` key) never
-/// straddles a cache line: the key compare and the CAS touch one line.
-#[repr(C, align(16))]
-pub(crate) struct Slot<K> {
-    pub(crate) word: AtomicU64,
-    key: UnsafeCell<MaybeUninit<K>>,
+/// An array's slots: text slots for a [text](is_text) key type, plain ones otherwise. The key
+/// type alone decides, so every array of a table has the same kind, and each access's branch
+/// on it is resolved when the table's code is compiled.
+union Store<K> {
+    plain: ManuallyDrop<Slots<PlainSlot<K>>>,
+    text: ManuallyDrop<Slots<TextSlot>>,
 }
 
-impl<K> Slot<K> {
-    pub(super) fn empty() -> Self {
-        Slot {
-            word: AtomicU64::new(EMPTY),
-            key: UnsafeCell::new(MaybeUninit::uninit()),
+/// Runs `$body` with `$slots` bound to `$array`'s slots as the slice of their kind.
+macro_rules! dispatch {
+    ($array:expr, $slots:ident => $body:expr) => {
+        if is_text::<K>() {
+            // SAFETY: an array of a text key type is built with text slots (`Array::new`).
+            let $slots: &[TextSlot] = unsafe { &$array.store.text };
+            $body
+        } else {
+            // SAFETY: and with plain slots otherwise.
+            let $slots: &[PlainSlot<K>] = unsafe { &$array.store.plain };
+            $body
         }
-    }
+    };
+    // Two arrays of one table: their slots are of the same kind.
+    ($array:expr, $other:expr, $slots:ident, $others:ident => $body:expr) => {
+        if is_text::<K>() {
+            // SAFETY: as above.
+            let ($slots, $others): (&[TextSlot], &[TextSlot]) =
+                unsafe { (&$array.store.text, &$other.store.text) };
+            $body
+        } else {
+            // SAFETY: as above.
+            let ($slots, $others): (&[PlainSlot<K>], &[PlainSlot<K>]) =
+                unsafe { (&$array.store.plain, &$other.store.plain) };
+            $body
+        }
+    };
+}
 
-    /// Runs `f` on the key.
-    ///
-    /// # Safety
-    /// The slot's word must have been seen non-empty (with `Acquire`), or be written by the
-    /// caller, so the key is initialized; it is never modified afterwards.
-    #[inline]
-    pub(crate) unsafe fn with_key<R>(&self, f: impl FnOnce(&K) -> R) -> R {
-        // SAFETY: see the function's contract.
-        self.key.with(|key| f(unsafe { (*key).assume_init_ref() }))
+/// Bytes of one slot of a table of `K` keys.
+pub(crate) fn slot_bytes<K>() -> usize {
+    if is_text::<K>() {
+        std::mem::size_of::<TextSlot>()
+    } else {
+        std::mem::size_of::<PlainSlot<K>>()
     }
 }
 
 /// Where a lookup ended.
-pub(crate) enum Lookup<'a, K> {
-    /// The key's live slot.
-    Found(&'a Slot<K>),
+pub(crate) enum Lookup<'a> {
+    /// The key's live slot's word.
+    Found(&'a AtomicU64),
     /// The key was migrated: look in the successor array.
     Moved,
     /// Not in this array; the index of the empty slot that ended the probe, where an insert
@@ -59,7 +80,7 @@ pub(crate) enum Lookup<'a, K> {
 /// found its key in, so a reconfiguration (a migration into an array with new parameters,
 /// converting every state) switches each key atomically.
 pub(crate) struct Array<K, P> {
-    slots: Slots<Slot<K>>,
+    store: Store<K>,
     next: AtomicPtr<Array<K, P>>,
     params: P,
     /// Bumped by every reconfiguration, kept by growth (see `Swap::generation`).
@@ -73,8 +94,17 @@ pub(crate) struct Array<K, P> {
 impl<K, P> Array<K, P> {
     /// An array of `capacity` empty slots for states kept under `params`.
     pub(crate) fn new(capacity: usize, params: P, generation: u32) -> Array<K, P> {
+        let store = if is_text::<K>() {
+            Store {
+                text: ManuallyDrop::new(Slots::new(capacity, <TextSlot as KeySlot<K>>::empty)),
+            }
+        } else {
+            Store {
+                plain: ManuallyDrop::new(Slots::new(capacity, PlainSlot::empty)),
+            }
+        };
         Array {
-            slots: Slots::new(capacity, Slot::empty),
+            store,
             next: AtomicPtr::new(ptr::null_mut()),
             params,
             generation,
@@ -99,8 +129,9 @@ impl<K, P> Array<K, P> {
         );
     }
 
+    #[inline]
     pub(crate) fn slot_count(&self) -> usize {
-        self.slots.len()
+        dispatch!(self, slots => slots.len())
     }
 
     /// The parameters this array's states are kept under.
@@ -115,19 +146,20 @@ impl<K, P> Array<K, P> {
         self.generation
     }
 
-    /// Bytes this array owns (not counting what keys own on the heap).
+    /// Bytes this array owns (not counting what keys longer than a text slot own on the heap).
     pub(crate) fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + std::mem::size_of_val::<[Slot<K>]>(&self.slots)
+        std::mem::size_of::<Self>() + dispatch!(self, slots => std::mem::size_of_val(slots))
     }
 
-    pub(crate) fn slots(&self) -> impl Iterator<Item = &Slot<K>> {
-        self.slots.iter()
+    /// The word of slot `index` (below [`slot_count`](Self::slot_count)).
+    pub(crate) fn word(&self, index: usize) -> &AtomicU64 {
+        dispatch!(self, slots => KeySlot::<K>::word(&slots[index]))
     }
 
     /// The slot a hash starts probing at: `hash * capacity / 2^64`, so every capacity works.
     #[inline]
     fn home(&self, hash: u64) -> usize {
-        ((u128::from(hash) * self.slots.len() as u128) >> 64) as usize
+        ((u128::from(hash) * self.slot_count() as u128) >> 64) as usize
     }
 
     /// Asks the CPU to bring the home slot of `hash` into the cache, for a lookup a few
@@ -136,105 +168,106 @@ impl<K, P> Array<K, P> {
     /// one, and that second miss, left to the lookup, cost a 1M-key batch 4 ns a key.
     #[inline(always)]
     pub(crate) fn prefetch(&self, hash: u64) {
-        // SAFETY: `home` is below the capacity; a prefetch never faults anyway.
-        let slot: *const Slot<K> = unsafe { self.slots.get_unchecked(self.home(hash)) };
-        prefetch_line(slot);
-        // Past the last slot this points outside the array: harmless for a prefetch.
-        prefetch_line(slot.wrapping_add(64 / std::mem::size_of::<Slot<K>>().max(1)));
+        let home = self.home(hash);
+        dispatch!(self, slots => {
+            // SAFETY: `home` is below the capacity; a prefetch never faults anyway.
+            let slot = unsafe { slots.as_ptr().add(home) };
+            prefetch_line(slot);
+            // Past the last slot this points outside the array: harmless for a prefetch.
+            prefetch_line(slot.wrapping_add(64 / std::mem::size_of_val(&slots[0]).max(1)));
+        })
     }
 
-    /// Probes for `key` from its home slot until an empty slot.
+    /// Probes for `key` (whose shard-local hash is `hash`) from its home slot until an empty
+    /// slot.
     #[inline]
-    pub(crate) fn find<Q>(&self, hash: u64, key: &Q) -> Lookup<'_, K>
+    pub(crate) fn find<Q>(&self, hash: u64, key: &Q) -> Lookup<'_>
     where
         K: Borrow<Q>,
-        Q: Eq + ?Sized,
+        Q: Eq + ToOwned<Owned = K> + ?Sized,
     {
         self.assert_alive();
-        self.probe(self.home(hash), key)
+        let needle = Needle::new::<K>(key, hash);
+        let home = self.home(hash);
+        dispatch!(self, slots => probe::<K, _, _>(slots, home, &needle))
     }
 
     /// [`find`](Self::find) resumed at slot `start`, where an earlier probe for `key` in
     /// this array ended at an empty slot: the slots before it held other keys (or dead
     /// copies of this one), and a slot's key never changes while the array lives.
     #[inline]
-    pub(crate) fn find_from<Q>(&self, start: usize, key: &Q) -> Lookup<'_, K>
+    pub(crate) fn find_from<Q>(&self, start: usize, hash: u64, key: &Q) -> Lookup<'_>
     where
         K: Borrow<Q>,
-        Q: Eq + ?Sized,
+        Q: Eq + ToOwned<Owned = K> + ?Sized,
     {
         self.assert_alive();
-        // Off the hot path (an insert, under the lock): checked, as `runs` needs.
+        // Off the hot path (an insert, under the lock): checked, as `probe` needs.
         assert!(
             start < self.slot_count(),
             "a probe resumes inside the array"
         );
-        self.probe(start, key)
+        let needle = Needle::new::<K>(key, hash);
+        dispatch!(self, slots => probe::<K, _, _>(slots, start, &needle))
     }
 
-    /// Probes from slot `start` (below the capacity) until an empty slot.
-    #[inline(always)]
-    fn probe<Q>(&self, start: usize, key: &Q) -> Lookup<'_, K>
+    /// Puts `key` (whose shard-local hash is `hash`) with `word` in slot `index`, which a
+    /// [`find`](Self::find) of this key ended at (`Absent(Some(index))`), under the same
+    /// rules as [`insert`](Self::insert), and with no insert into this array since that find.
+    pub(crate) fn insert_at<Q>(&self, index: usize, hash: u64, key: &Q, word: u64) -> &AtomicU64
     where
-        K: Borrow<Q>,
-        Q: Eq + ?Sized,
+        Q: ToOwned<Owned = K> + ?Sized,
     {
-        let (wrapped, from_start) = self.runs(start);
-        let (end, base) = match probe_run(from_start, key) {
-            Run::Through => (probe_run(wrapped, key), 0),
-            end => (end, start),
-        };
-        match end {
-            Run::Found(slot) => Lookup::Found(slot),
-            Run::Moved => Lookup::Moved,
-            Run::Empty(offset) => Lookup::Absent(Some(base + offset)),
-            Run::Through => Lookup::Absent(None),
-        }
+        let needle = Needle::new::<K>(key, hash);
+        dispatch!(self, slots => publish::<K, _>(&slots[index], |slot| {
+            // SAFETY: as in `insert`.
+            unsafe { slot.put(&needle) }
+        }, word))
     }
 
-    /// The slots before `start` and from `start` on: a probe walks the second run, then
-    /// wraps to the first. Two plain runs instead of one index that wraps: the wrap test and
-    /// the index arithmetic per slot were half of a probe's instructions.
-    #[inline(always)]
-    fn runs(&self, start: usize) -> (&[Slot<K>], &[Slot<K>]) {
-        let slots: &[Slot<K>] = &self.slots;
-        debug_assert!(start < slots.len());
-        // SAFETY: every caller passes a slot index: a home, or where a probe ended.
-        unsafe { slots.split_at_unchecked(start) }
-    }
-
-    /// Puts `key` with `word` in slot `index`, which a [`find`](Self::find) of this key ended
-    /// at (`Absent(Some(index))`), under the same rules as [`insert`](Self::insert), and with
-    /// no insert into this array since that find.
-    pub(crate) fn insert_at(&self, index: usize, key: K, word: u64) -> &Slot<K> {
-        let slot = &self.slots[index];
-        debug_assert_eq!(slot.word.load(Ordering::Relaxed), EMPTY);
-        // SAFETY: as in `insert`.
-        slot.key.with_mut(|k| unsafe { (*k).write(key) });
-        slot.word.store(word, Ordering::Release);
-        slot
-    }
-
-    /// Puts `key` with `word` in the first empty slot from its home.
+    /// Puts `key` (whose shard-local hash is `hash`) with `word` in the first empty slot from
+    /// its home.
     ///
     /// Only one thread may insert into an array at a time (the shard's lock holder, or the
     /// migrator of a not-yet-current array), the key must not be live in it, and there must
     /// be an empty slot.
-    pub(crate) fn insert(&self, hash: u64, key: K, word: u64) -> &Slot<K> {
-        let (wrapped, from_home) = self.runs(self.home(hash));
-        let is_empty = |slot: &&Slot<K>| slot.word.load(Ordering::Relaxed) == EMPTY;
-        let slot = from_home
-            .iter()
-            .find(is_empty)
-            .or_else(|| wrapped.iter().find(is_empty))
-            .expect(
-                "an insert always finds an empty slot: the shard keeps its load below its limit",
-            );
-        // SAFETY: an empty slot's key is unreachable to readers (they stop at EMPTY) and the
-        // caller is the only inserter.
-        slot.key.with_mut(|k| unsafe { (*k).write(key) });
-        slot.word.store(word, Ordering::Release);
-        slot
+    pub(crate) fn insert<Q>(&self, hash: u64, key: &Q, word: u64) -> &AtomicU64
+    where
+        Q: ToOwned<Owned = K> + ?Sized,
+    {
+        let needle = Needle::new::<K>(key, hash);
+        let home = self.home(hash);
+        dispatch!(self, slots => publish::<K, _>(first_empty::<K, _>(slots, home), |slot| {
+            // SAFETY: an empty slot's key is unreachable to readers (they stop at EMPTY) and
+            // the caller is the only inserter.
+            unsafe { slot.put(&needle) }
+        }, word))
+    }
+
+    /// Copies the key of `from`'s slot `index` into this array with `word`, at the first
+    /// empty slot from the home of `hash` (its shard-local hash): a migration, under
+    /// [`insert`](Self::insert)'s rules.
+    pub(crate) fn insert_copy(&self, hash: u64, from: &Self, index: usize, word: u64) -> &AtomicU64
+    where
+        K: Clone,
+    {
+        let home = self.home(hash);
+        dispatch!(self, from, slots, sources => publish::<K, _>(first_empty::<K, _>(slots, home), |slot| {
+            // SAFETY: as in `insert`; the source is a live slot (the migration read its word).
+            unsafe { KeySlot::<K>::put_copy(slot, &sources[index]) }
+        }, word))
+    }
+
+    /// The hash of slot `index`'s key under `hasher` (as a lookup of it computes).
+    ///
+    /// # Safety
+    /// The slot's word was seen non-empty.
+    pub(crate) unsafe fn key_hash<S: BuildHasher>(&self, index: usize, hasher: &S) -> u64
+    where
+        K: Hash,
+    {
+        // SAFETY: the caller's contract.
+        dispatch!(self, slots => unsafe { KeySlot::<K>::hash_with(&slots[index], hasher) })
     }
 
     /// The array this one is being migrated into, if any.
@@ -254,9 +287,54 @@ impl<K, P> Array<K, P> {
     }
 }
 
+/// Writes a key into the empty `slot` with `write`, then publishes `word` (`Release`, so a
+/// reader that sees the word sees the key).
+fn publish<K, T: KeySlot<K>>(slot: &T, write: impl FnOnce(&T), word: u64) -> &AtomicU64 {
+    debug_assert_eq!(slot.word().load(Ordering::Relaxed), EMPTY);
+    write(slot);
+    slot.word().store(word, Ordering::Release);
+    slot.word()
+}
+
+/// The first empty slot from `home`, wrapping.
+fn first_empty<K, T: KeySlot<K>>(slots: &[T], home: usize) -> &T {
+    let (wrapped, from_home) = slots.split_at(home);
+    let is_empty = |slot: &&T| slot.word().load(Ordering::Relaxed) == EMPTY;
+    from_home
+        .iter()
+        .find(is_empty)
+        .or_else(|| wrapped.iter().find(is_empty))
+        .expect("an insert always finds an empty slot: the shard keeps its load below its limit")
+}
+
+/// Probes `slots` from slot `start` (below their count) until an empty slot: the slots from
+/// `start` on, then those before it. Two plain runs instead of one index that wraps: the wrap
+/// test and the index arithmetic per slot were half of a probe's instructions.
+#[inline(always)]
+fn probe<'a, K, T, Q>(slots: &'a [T], start: usize, needle: &Needle<'_, Q>) -> Lookup<'a>
+where
+    T: KeySlot<K>,
+    K: Borrow<Q>,
+    Q: Eq + ?Sized,
+{
+    debug_assert!(start < slots.len());
+    // SAFETY: every caller passes a slot index: a home, or where a probe ended.
+    let (wrapped, from_start) = unsafe { slots.split_at_unchecked(start) };
+    let (end, base) = match probe_run(from_start, needle) {
+        Run::Through => (probe_run(wrapped, needle), 0),
+        end => (end, start),
+    };
+    match end {
+        Run::Found(word) => Lookup::Found(word),
+        Run::Moved => Lookup::Moved,
+        Run::Empty(offset) => Lookup::Absent(Some(base + offset)),
+        Run::Through => Lookup::Absent(None),
+    }
+}
+
 /// How a run of slots ended a probe.
-enum Run<'a, K> {
-    Found(&'a Slot<K>),
+enum Run<'a> {
+    Found(&'a AtomicU64),
     Moved,
     /// An empty slot, at this offset in the run: the key is not in the array.
     Empty(usize),
@@ -264,25 +342,26 @@ enum Run<'a, K> {
     Through,
 }
 
-/// Probes `run` for `key`, stopping at an empty slot.
+/// Probes `run` for `needle`'s key, stopping at an empty slot.
 #[inline(always)]
-fn probe_run<'a, K, Q>(run: &'a [Slot<K>], key: &Q) -> Run<'a, K>
+fn probe_run<'a, K, T, Q>(run: &'a [T], needle: &Needle<'_, Q>) -> Run<'a>
 where
+    T: KeySlot<K>,
     K: Borrow<Q>,
     Q: Eq + ?Sized,
 {
     for (offset, slot) in run.iter().enumerate() {
-        let word = slot.word.load(Ordering::Acquire);
+        let word = slot.word().load(Ordering::Acquire);
         if word == EMPTY {
             return Run::Empty(offset);
         }
         // SAFETY: the word is not EMPTY, so the key was published before it.
-        if unsafe { slot.with_key(|k| k.borrow() == key) } {
+        if unsafe { slot.holds(needle) } {
             match word {
                 // Swept; a later copy of the key may have been inserted further on.
                 TOMBSTONE => {}
                 MOVED => return Run::Moved,
-                _ => return Run::Found(slot),
+                _ => return Run::Found(slot.word()),
             }
         }
     }
@@ -303,11 +382,19 @@ fn prefetch_line<T>(address: *const T) {
 
 impl<K, P> Drop for Array<K, P> {
     fn drop(&mut self) {
-        for slot in self.slots.iter() {
-            let word = slot.word.load(Ordering::Relaxed);
-            if word != EMPTY {
-                // SAFETY: every non-empty slot holds an initialized key, dropped once here.
-                slot.key.with_mut(|k| unsafe { (*k).assume_init_drop() });
+        dispatch!(self, slots => for slot in slots {
+            if KeySlot::<K>::word(slot).load(Ordering::Relaxed) != EMPTY {
+                // SAFETY: every non-empty slot holds a written key, which it owns (a migration
+                // copies keys), dropped once here.
+                unsafe { KeySlot::<K>::drop_key(slot) };
+            }
+        });
+        // SAFETY: the store is of `K`'s kind (see `dispatch!`) and dropped once, here.
+        unsafe {
+            if is_text::<K>() {
+                ManuallyDrop::drop(&mut self.store.text);
+            } else {
+                ManuallyDrop::drop(&mut self.store.plain);
             }
         }
     }

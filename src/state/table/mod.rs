@@ -10,7 +10,9 @@
 mod array;
 mod shard;
 mod sizing;
+mod slot;
 mod slots;
+mod text;
 pub(crate) mod word;
 
 use crate::algorithm::Op;
@@ -19,7 +21,7 @@ use crate::state::engine::Engine;
 use crate::state::outcome::{Stale, Swap};
 use crate::state::reclaim::{Domain, Guard};
 use crate::state::sync::AtomicU64;
-use array::{Lookup, Slot};
+use array::{slot_bytes, Lookup};
 use crossbeam_utils::CachePadded;
 use shard::{ArrayOf, Context, Insert, Shard};
 use sizing::Sizing;
@@ -62,7 +64,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     pub(crate) fn new(params: A::Params, hasher: S, layout: Layout) -> Self {
         let shards = layout.shards.clamp(1, 1 << 16).next_power_of_two();
         let per_shard = layout.initial_keys.div_ceil(shards);
-        let sizing = Sizing::new(shards, std::mem::size_of::<Slot<K>>(), layout.sparse_bytes);
+        let sizing = Sizing::new(shards, slot_bytes::<K>(), layout.sparse_bytes);
         Table {
             shards: (0..shards)
                 .map(|_| CachePadded::new(Shard::new(sizing.capacity_for(per_shard), params)))
@@ -167,7 +169,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         local: u64,
         key: &Q,
         request: (u64, u32, Op),
-        first: (&'g ArrayOf<K, A>, Lookup<'g, K>),
+        first: (&'g ArrayOf<K, A>, Lookup<'g>),
         guard: &'g Guard<'_>,
     ) -> Decision
     where
@@ -215,20 +217,20 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     #[inline(always)]
     fn decide_in<'g>(
         array: &'g ArrayOf<K, A>,
-        slot: &'g Slot<K>,
+        word: &'g AtomicU64,
         now: u64,
         cost: u32,
         mode: Op,
     ) -> Option<Reserved<'g>> {
         let params = array.params();
         if mode.within_capacity(cost, A::max_cost(params)).is_err() {
-            return Self::beyond_capacity(&slot.word, params, now).map(|d| (d, None));
+            return Self::beyond_capacity(word, params, now).map(|d| (d, None));
         }
-        match A::keyed_check(&slot.word, params, now, cost, mode) {
+        match A::keyed_check(word, params, now, cost, mode) {
             Ok((decision, None)) => Some((decision, None)),
             Ok((decision, Some(swap))) => {
                 let swap = swap.in_generation(array.generation());
-                Some((decision, Some((&slot.word, swap))))
+                Some((decision, Some((word, swap))))
             }
             Err(Stale) => None,
         }
@@ -307,7 +309,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         local: u64,
         key: &Q,
         (now, cost, mode): (u64, u32, Op),
-        first: (&'g ArrayOf<K, A>, Lookup<'g, K>),
+        first: (&'g ArrayOf<K, A>, Lookup<'g>),
         guard: &'g Guard<'_>,
     ) -> Reserved<'g>
     where
@@ -350,9 +352,9 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
                     missed,
                     guard,
                 ) {
-                    Insert::Existing(array, slot) => (array, slot),
-                    Insert::New(slot, decision, swap) => {
-                        return (decision, swap.map(|swap| (&slot.word, swap)));
+                    Insert::Existing(array, word) => (array, word),
+                    Insert::New(word, decision, swap) => {
+                        return (decision, swap.map(|swap| (word, swap)));
                     }
                     Insert::Full(array) => {
                         let limit = A::keyed_fresh_decision(array.params(), now, 0).limit();
@@ -374,7 +376,7 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
     pub(crate) fn undo_key<Q>(&self, key: &Q, swap: Swap) -> bool
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let guard = self.domain.pin();
         let (shard, local) = self.locate(self.hasher.hash_one(key));
@@ -383,9 +385,9 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
             match array.find(local, key) {
                 // A reconfiguration since converted the state: the swap's words mean nothing
                 // there any more.
-                Lookup::Found(slot) => {
+                Lookup::Found(word) => {
                     return array.generation() == swap.generation
-                        && A::keyed_undo(&slot.word, array.params(), swap)
+                        && A::keyed_undo(word, array.params(), swap)
                 }
                 Lookup::Absent(_) => return false,
                 // SAFETY: pinned; a moved slot's array always has a successor.

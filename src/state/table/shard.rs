@@ -17,7 +17,7 @@
 //!   check is decided under the parameters of the array it found its key in, so every key
 //!   switches quotas atomically.
 
-use super::array::{Array, Lookup, Slot};
+use super::array::{Array, Lookup};
 use super::sizing::Sizing;
 use super::word;
 use crate::algorithm::Op;
@@ -25,7 +25,7 @@ use crate::decision::Decision;
 use crate::state::engine::Engine;
 use crate::state::outcome::{Swap, Sweep};
 use crate::state::reclaim::{Domain, Guard};
-use crate::state::sync::{lock, AtomicPtr, AtomicUsize, Mutex, Ordering};
+use crate::state::sync::{lock, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
@@ -38,9 +38,9 @@ const INSERTS_PER_COLLECT: u32 = 32;
 /// What an insert found.
 pub(super) enum Insert<'g, K, P> {
     /// Another thread inserted the key first: check it as usual (in this array).
-    Existing(&'g Array<K, P>, &'g Slot<K>),
+    Existing(&'g Array<K, P>, &'g AtomicU64),
     /// The key is new; its first request was decided as it was published.
-    New(&'g Slot<K>, Decision, Option<Swap>),
+    New(&'g AtomicU64, Decision, Option<Swap>),
     /// The shard holds `max_live` keys that a sweep cannot free (this is its array).
     Full(&'g Array<K, P>),
 }
@@ -55,13 +55,6 @@ pub(super) struct Context<'a, S> {
     pub(super) max_live: usize,
     /// How large the shard's arrays are for their keys.
     pub(super) sizing: Sizing,
-}
-
-impl<S: BuildHasher> Context<'_, S> {
-    /// The bits of `key`'s hash that place it within a shard.
-    pub(super) fn local_hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
-        self.hasher.hash_one(key) << self.shard_bits
-    }
 }
 
 /// Memory whose last reader may still be pinned.
@@ -157,11 +150,11 @@ impl<K, A: Engine> Shard<K, A> {
         // Pinned, so a retired array's address is not reused: the same address is the same
         // array.
         let lookup = match missed {
-            Some((seen, at)) if ptr::eq(seen, array) => array.find_from(at, key),
+            Some((seen, at)) if ptr::eq(seen, array) => array.find_from(at, hash, key),
             _ => array.find(hash, key),
         };
         let mut empty = match lookup {
-            Lookup::Found(slot) => return Insert::Existing(array, slot),
+            Lookup::Found(word) => return Insert::Existing(array, word),
             Lookup::Absent(empty) => empty,
             Lookup::Moved => unreachable!("the current array has no moved slots under the lock"),
         };
@@ -179,9 +172,9 @@ impl<K, A: Engine> Shard<K, A> {
         }
         let (word, decision, swap) = A::keyed_insert(array.params(), now, cost, mode);
         let swap = swap.map(|swap| swap.in_generation(array.generation()));
-        let slot = match empty {
-            Some(index) => array.insert_at(index, key.to_owned(), word),
-            None => array.insert(hash, key.to_owned(), word),
+        let word = match empty {
+            Some(index) => array.insert_at(index, hash, key, word),
+            None => array.insert(hash, key, word),
         };
         inner.live += 1;
         self.len.store(inner.live, Ordering::Relaxed);
@@ -194,7 +187,7 @@ impl<K, A: Engine> Shard<K, A> {
                 self.collect(&mut inner, ctx.domain);
             }
         }
-        Insert::New(slot, decision, swap)
+        Insert::New(word, decision, swap)
     }
 
     /// Makes room for one more key: sweep (unless the last sweep was too recent for any key
@@ -241,8 +234,8 @@ impl<K, A: Engine> Shard<K, A> {
         inner.last_sweep = Some(now);
         let mut swept = 0;
         let mut payloads = Vec::new();
-        for slot in array.slots() {
-            if let Sweep::Swept(payload) = A::keyed_sweep(&slot.word, array.params(), now) {
+        for index in 0..array.slot_count() {
+            if let Sweep::Swept(payload) = A::keyed_sweep(array.word(index), array.params(), now) {
                 swept += 1;
                 payloads.extend(payload);
             }
@@ -282,14 +275,14 @@ impl<K, A: Engine> Shard<K, A> {
         old.set_next(fresh);
         let convert = change.map(|(_, _, now)| (old.params(), new.params(), now));
         let mut payloads = Vec::new();
-        for slot in old.slots() {
-            let mut moved: Option<&Slot<K>> = None;
-            let payload = A::keyed_migrate(&slot.word, convert, |word| match moved {
-                Some(moved) => moved.word.store(word, Ordering::Release),
+        for index in 0..old.slot_count() {
+            let mut moved: Option<&AtomicU64> = None;
+            let payload = A::keyed_migrate(old.word(index), convert, |word| match moved {
+                Some(moved) => moved.store(word, Ordering::Release),
                 None => {
-                    // SAFETY: a live word's key is initialized.
-                    let (hash, key) = unsafe { slot.with_key(|k| (ctx.local_hash(k), k.clone())) };
-                    moved = Some(new.insert(hash, key, word));
+                    // SAFETY: the migration passes only live words, whose keys are written.
+                    let hash = unsafe { old.key_hash(index, ctx.hasher) } << ctx.shard_bits;
+                    moved = Some(new.insert_copy(hash, old, index, word));
                 }
             });
             payloads.extend(payload);
@@ -450,8 +443,8 @@ impl<K, A: Engine> Drop for Shard<K, A> {
         drop(inner);
         // SAFETY: `&mut self`: no reader remains; the array came from `Box::into_raw`.
         let array = unsafe { Box::from_raw(self.array.load(Ordering::Relaxed)) };
-        for slot in array.slots() {
-            let word = slot.word.load(Ordering::Relaxed);
+        for index in 0..array.slot_count() {
+            let word = array.word(index).load(Ordering::Relaxed);
             if word::is_live(word) {
                 // SAFETY: a live word of the current array is owned by it alone.
                 unsafe { A::keyed_release(word) };

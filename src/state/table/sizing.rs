@@ -27,6 +27,13 @@ const TARGET_LOAD: usize = 68;
 /// Percent of a dense array's slots (live plus tombstones) above which an insert triggers
 /// maintenance.
 const MAX_LOAD: usize = 85;
+/// A sparse table of line-sized slots (string keys) already holds one key a line: it only
+/// keeps probes short, at a quarter to a third of its slots (about 380 bytes a key at 1,000
+/// keys, where 3% cost 3.1 KiB and made each insert 4x slower; BENCHMARKS.md, "String
+/// keys"). Dense, such slots keep the loads above: at 50-75% instead, measured no faster and
+/// 40% larger.
+const LINE_SPARSE_TARGET_LOAD: usize = 25;
+const LINE_SPARSE_MAX_LOAD: usize = 33;
 
 /// One table's sizing rule: an array of at most `sparse_slots` slots is sparse, a larger one
 /// dense, by its size alone, so an array made for some keys is never judged too full for
@@ -34,14 +41,28 @@ const MAX_LOAD: usize = 85;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Sizing {
     sparse_slots: usize,
+    /// The loads (percent: sparse target and maximum, dense target and maximum) for this
+    /// table's slot size.
+    loads: [usize; 4],
 }
 
 impl Sizing {
     /// The rule for a table of `shards` shards whose slots take `slot_bytes` each and may
     /// spend `sparse_bytes` in all on staying sparse.
     pub(super) fn new(shards: usize, slot_bytes: usize, sparse_bytes: usize) -> Sizing {
+        let loads = if slot_bytes >= 64 {
+            [
+                LINE_SPARSE_TARGET_LOAD,
+                LINE_SPARSE_MAX_LOAD,
+                TARGET_LOAD,
+                MAX_LOAD,
+            ]
+        } else {
+            [SPARSE_TARGET_LOAD, SPARSE_MAX_LOAD, TARGET_LOAD, MAX_LOAD]
+        };
         Sizing {
             sparse_slots: sparse_bytes / shards.max(1) / slot_bytes.max(1),
+            loads,
         }
     }
 
@@ -54,13 +75,13 @@ impl Sizing {
     /// at the dense load and past the budget.
     pub(super) fn capacity_for(&self, live: usize) -> usize {
         let sparse = (live.max(1) * 100)
-            .div_ceil(SPARSE_TARGET_LOAD)
+            .div_ceil(self.loads[0])
             .max(MIN_CAPACITY);
         if self.is_sparse(sparse) {
             return sparse;
         }
         (live * 100)
-            .div_ceil(TARGET_LOAD)
+            .div_ceil(self.loads[2])
             .max(self.sparse_slots + 1)
             .max(MIN_CAPACITY)
     }
@@ -68,9 +89,9 @@ impl Sizing {
     /// Whether `used` slots (live plus tombstones) are within an array of `capacity`'s load.
     pub(super) fn fits(&self, used: usize, capacity: usize) -> bool {
         let max = if self.is_sparse(capacity) {
-            SPARSE_MAX_LOAD
+            self.loads[1]
         } else {
-            MAX_LOAD
+            self.loads[3]
         };
         used * 100 <= capacity * max
     }
@@ -118,6 +139,17 @@ mod tests {
             (18..=24).contains(&bytes_per_key),
             "{bytes_per_key} B a key"
         );
+    }
+
+    #[test]
+    fn line_slots_are_sparse_at_a_quarter_and_dense_as_others() {
+        let sizing = Sizing::new(8, 64, 4 << 20);
+        assert_eq!(sizing.capacity_for(1_000), 4_000);
+        assert!(sizing.fits(1_320, 4_000));
+        assert!(!sizing.fits(1_321, 4_000));
+        let dense = Sizing::new(8, 64, 0);
+        assert_eq!(dense.capacity_for(68), 100);
+        assert!(!dense.fits(86, 100));
     }
 
     #[test]

@@ -1,0 +1,320 @@
+//! [`TextSlot`]: how a table stores string keys (`String`, `Box<str>`, `Arc<str>`, and byte
+//! strings: `Vec<u8>`, `Box<[u8]>`), the keys users actually send: API keys, user ids, `ip:`
+//! text, UUIDs.
+//!
+//! A `String` slot is the `String` itself: a pointer to bytes elsewhere on the heap, so every
+//! candidate a probe passes costs a load of another key's bytes (a cache miss per compare at
+//! a million keys), and every new key an allocation. A text slot is one cache line instead:
+//! the state word, a 32-bit tag of the key's hash, the length, and the bytes themselves when
+//! they fit in [`INLINE`] (48) bytes. A probe compares the tag and length first, so a
+//! mismatch never reads another key's bytes, and a match compares bytes on the line it has
+//! already loaded. A longer key keeps its bytes in one heap allocation, owned by the slot.
+//!
+//! Keys stay exact: a tag only rules candidates out; a slot holds a key only when the bytes
+//! are equal.
+
+use super::slot::{KeySlot, Needle};
+use crate::state::sync::{AtomicU64, UnsafeCell};
+use crate::state::table::word::EMPTY;
+use std::borrow::{Borrow, Cow};
+use std::hash::{BuildHasher, Hash};
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+/// Bytes of a key stored in the slot itself; longer keys go to the heap.
+pub(crate) const INLINE: usize = 48;
+
+/// The key types a table stores in [`TextSlot`]s, by how their bytes hash.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TextKind {
+    /// `String`, `Box<str>`, `Arc<str>`: hashed as a `str`.
+    Str,
+    /// `Vec<u8>`, `Box<[u8]>`: hashed as a `[u8]`.
+    Bytes,
+}
+
+#[inline(always)]
+fn text_kind<K: ?Sized>() -> Option<TextKind> {
+    let id = typeid::of::<K>();
+    if id == typeid::of::<String>()
+        || id == typeid::of::<Box<str>>()
+        || id == typeid::of::<Arc<str>>()
+    {
+        Some(TextKind::Str)
+    } else if id == typeid::of::<Vec<u8>>() || id == typeid::of::<Box<[u8]>>() {
+        Some(TextKind::Bytes)
+    } else {
+        None
+    }
+}
+
+/// Whether a table of `K` keys stores them as text (in [`TextSlot`]s).
+#[inline(always)]
+pub(crate) fn is_text<K: ?Sized>() -> bool {
+    text_kind::<K>().is_some()
+}
+
+/// The bytes of `key` when `T` is `str`, `[u8]` or one of the [text](is_text) key types.
+#[inline(always)]
+fn bytes_of<T: ?Sized>(key: &T) -> Option<&[u8]> {
+    let id = typeid::of::<T>();
+    let ptr: *const T = key;
+    // SAFETY: each cast is taken only when `T` is exactly the type cast to (type ids compare
+    // types with their lifetimes erased, which a layout does not depend on).
+    unsafe {
+        if id == typeid::of::<str>() {
+            Some(std::mem::transmute_copy::<&T, &str>(&key).as_bytes())
+        } else if id == typeid::of::<[u8]>() {
+            Some(std::mem::transmute_copy::<&T, &[u8]>(&key))
+        } else if id == typeid::of::<String>() {
+            Some((*ptr.cast::<String>()).as_bytes())
+        } else if id == typeid::of::<Box<str>>() {
+            Some((*ptr.cast::<Box<str>>()).as_bytes())
+        } else if id == typeid::of::<Arc<str>>() {
+            Some((*ptr.cast::<Arc<str>>()).as_bytes())
+        } else if id == typeid::of::<Vec<u8>>() {
+            Some(&*ptr.cast::<Vec<u8>>())
+        } else if id == typeid::of::<Box<[u8]>>() {
+            Some(&**ptr.cast::<Box<[u8]>>())
+        } else {
+            None
+        }
+    }
+}
+
+/// The 32 bits of a key's (shard-local) hash a slot keeps: the middle bits, which the home
+/// slot (the top bits) does not use below 2^16 slots a shard, so keys met on one probe
+/// sequence rarely share a tag.
+#[inline(always)]
+pub(crate) fn tag_of(local_hash: u64) -> u32 {
+    (local_hash >> 16) as u32
+}
+
+/// What a text slot holds beside its word. Written once, before the word is published.
+#[repr(C)]
+struct TextKey {
+    tag: u32,
+    len: u32,
+    /// The bytes when `len <= INLINE`; otherwise the first 8 hold the heap copy's pointer.
+    bytes: [MaybeUninit<u8>; INLINE],
+}
+
+impl TextKey {
+    /// The key's bytes.
+    ///
+    /// # Safety
+    /// Written by [`TextKey::write`] and not yet released.
+    #[inline(always)]
+    unsafe fn text(&self) -> &[u8] {
+        let len = self.len as usize;
+        // SAFETY: `write` initialized `len` inline bytes, or the pointer of a live heap copy
+        // of `len` bytes.
+        unsafe {
+            if len <= INLINE {
+                std::slice::from_raw_parts(self.bytes.as_ptr().cast::<u8>(), len)
+            } else {
+                std::slice::from_raw_parts(self.heap(), len)
+            }
+        }
+    }
+
+    /// The heap copy's pointer (only for keys longer than [`INLINE`]).
+    unsafe fn heap(&self) -> *mut u8 {
+        // SAFETY: `write` stored the pointer in the first 8 bytes.
+        unsafe { self.bytes.as_ptr().cast::<*mut u8>().read_unaligned() }
+    }
+
+    /// Stores `text` with its `tag`: in place, or in one heap allocation when too long.
+    fn write(&mut self, tag: u32, text: &[u8]) {
+        let len = u32::try_from(text.len()).expect("a key is shorter than 4 GiB");
+        self.tag = tag;
+        self.len = len;
+        if text.len() <= INLINE {
+            // SAFETY: `text.len()` bytes fit in the inline buffer; source and target differ.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    text.as_ptr(),
+                    self.bytes.as_mut_ptr().cast(),
+                    text.len(),
+                )
+            };
+        } else {
+            let heap = Box::into_raw(Box::<[u8]>::from(text)).cast::<u8>();
+            // SAFETY: a pointer fits in the first 8 of the 48 bytes.
+            unsafe {
+                self.bytes
+                    .as_mut_ptr()
+                    .cast::<*mut u8>()
+                    .write_unaligned(heap)
+            };
+        }
+    }
+
+    /// Frees the heap copy, if any.
+    ///
+    /// # Safety
+    /// Written, and never used again.
+    unsafe fn release(&mut self) {
+        let len = self.len as usize;
+        if len > INLINE {
+            // SAFETY: the pointer came from a boxed slice of `len` bytes, freed once here.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.heap(), len)) });
+        }
+    }
+}
+
+/// A string key's slot: a cache line (see the module docs).
+#[repr(C, align(64))]
+pub(crate) struct TextSlot {
+    word: AtomicU64,
+    key: UnsafeCell<TextKey>,
+}
+
+impl<K> KeySlot<K> for TextSlot {
+    fn empty() -> Self {
+        TextSlot {
+            word: AtomicU64::new(EMPTY),
+            key: UnsafeCell::new(TextKey {
+                tag: 0,
+                len: 0,
+                bytes: [MaybeUninit::uninit(); INLINE],
+            }),
+        }
+    }
+
+    #[inline(always)]
+    fn word(&self) -> &AtomicU64 {
+        &self.word
+    }
+
+    #[inline(always)]
+    unsafe fn holds<Q>(&self, needle: &Needle<'_, Q>) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        // SAFETY: the caller saw the word published, so the key was written before it.
+        self.key.with(|key| unsafe {
+            let key = &*key;
+            key.tag == needle.tag
+                && key.len as usize == needle.text.len()
+                && key.text() == &*needle.text
+        })
+    }
+
+    unsafe fn put<Q>(&self, needle: &Needle<'_, Q>)
+    where
+        Q: ToOwned<Owned = K> + ?Sized,
+    {
+        // SAFETY: the caller is the slot's only writer and no reader reaches it yet.
+        self.key
+            .with_mut(|key| unsafe { (*key).write(needle.tag, &needle.text) });
+    }
+
+    unsafe fn put_copy(&self, from: &Self)
+    where
+        K: Clone,
+    {
+        // SAFETY: `from` is published (its key written); `self` is unpublished and ours.
+        from.key.with(|source| unsafe {
+            let source = &*source;
+            self.key
+                .with_mut(|key| (*key).write(source.tag, source.text()))
+        });
+    }
+
+    unsafe fn hash_with<S: BuildHasher>(&self, hasher: &S) -> u64
+    where
+        K: Hash,
+    {
+        // A text key type hashes as the `str` or `[u8]` it holds, so this is the hash its
+        // lookups compute.
+        self.key.with(|key| {
+            // SAFETY: the key is written (the caller's contract).
+            let bytes = unsafe { (*key).text() };
+            match text_kind::<K>() {
+                // SAFETY: a `Str` key was written from a `str`'s bytes, so valid UTF-8.
+                Some(TextKind::Str) => {
+                    hasher.hash_one(unsafe { std::str::from_utf8_unchecked(bytes) })
+                }
+                _ => hasher.hash_one(bytes),
+            }
+        })
+    }
+
+    unsafe fn drop_key(&self) {
+        // SAFETY: the caller owns the array and the key is written.
+        self.key.with_mut(|key| unsafe { (*key).release() });
+    }
+}
+
+/// The bytes of a lookup's key for a table of text keys: borrowed for `str`, `[u8]` and the key
+/// types,
+/// copied through `ToOwned` for any other borrowed form.
+#[inline(always)]
+pub(crate) fn needle_text<'q, K, Q>(key: &'q Q) -> Cow<'q, [u8]>
+where
+    Q: ToOwned<Owned = K> + ?Sized,
+{
+    match bytes_of(key) {
+        Some(bytes) => Cow::Borrowed(bytes),
+        None => Cow::Owned(
+            bytes_of(&key.to_owned())
+                .expect("a text table's key type has bytes")
+                .to_vec(),
+        ),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_key_types_are_recognized() {
+        assert!(is_text::<String>() && is_text::<Box<str>>() && is_text::<Arc<str>>());
+        assert!(is_text::<Vec<u8>>() && is_text::<Box<[u8]>>());
+        assert!(!is_text::<u64>() && !is_text::<(u8, String)>() && !is_text::<&str>());
+    }
+
+    #[test]
+    fn lookups_borrow_their_bytes() {
+        let owned = String::from("alice");
+        assert!(matches!(
+            needle_text::<String, str>("alice"),
+            Cow::Borrowed(b"alice")
+        ));
+        assert!(matches!(
+            needle_text::<String, String>(&owned),
+            Cow::Borrowed(b"alice")
+        ));
+        let bytes = b"bob".to_vec();
+        assert!(matches!(
+            needle_text::<Vec<u8>, [u8]>(b"bob"),
+            Cow::Borrowed(b"bob")
+        ));
+        assert!(matches!(
+            needle_text::<Vec<u8>, Vec<u8>>(&bytes),
+            Cow::Borrowed(b"bob")
+        ));
+    }
+
+    #[test]
+    fn keys_round_trip_in_the_slot_and_on_the_heap() {
+        for len in [0, 1, 47, 48, 49, 300] {
+            let text = "é".repeat(len / 2) + &"x".repeat(len % 2);
+            let mut key = TextKey {
+                tag: 0,
+                len: 0,
+                bytes: [MaybeUninit::uninit(); INLINE],
+            };
+            key.write(7, text.as_bytes());
+            // SAFETY: just written; released once below.
+            unsafe {
+                assert_eq!(key.text(), text.as_bytes());
+                key.release();
+            }
+            assert_eq!(key.tag, 7);
+        }
+    }
+}
