@@ -466,3 +466,100 @@ async fn with_batching_off_every_call_goes_alone() {
         (64, 0, 0)
     );
 }
+
+/// Many calls on one key in one batch (a hot key): each is decided on the state the one
+/// before it left, as if sent one after another, though the script reads the key once and
+/// writes it once: exactly the capacity is admitted, each admission's `remaining` one less
+/// than the last, and the batch ran one `MGET` and one `SET` per call.
+async fn hot_key<A: Algorithm>(server: &RedisServer, quota: Quota, capacity: u32) {
+    let clock = ManualClock::starting_at(Duration::from_secs(1_000));
+    let prefix = format!("hot{}:", A::KIND.name());
+    let limiter = on_clock::<A>(&server.url(), quota, prefix, &clock).await;
+    // The script known to Redis first (a NOSCRIPT answer counts as a call).
+    limiter.peek("warm").await.unwrap();
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    // On one thread, tasks run in spawn order: the first goes alone, the rest in one batch.
+    let tasks: Vec<_> = (0..48)
+        .map(|_| {
+            let limiter = limiter.clone();
+            tokio::spawn(async move { limiter.check("k").await.unwrap() })
+        })
+        .collect();
+    let mut remaining = Vec::new();
+    for task in tasks {
+        let decision = task.await.unwrap();
+        if decision.is_allowed() {
+            remaining.push(decision.remaining());
+        }
+    }
+    let name = A::KIND.name();
+    let expected: Vec<u32> = (0..capacity).rev().collect();
+    assert_eq!(remaining, expected, "{name}: admissions in arrival order");
+    assert_eq!(limiter.peek("k").await.unwrap().remaining(), 0, "{name}");
+    let stats = limiter.stats();
+    assert!(stats.largest_batch >= 40, "{name}: {stats:?}");
+    let calls = |command: &str| -> u64 {
+        let info = server.cli(&["INFO", "commandstats"]);
+        info.lines()
+            .find_map(|line| line.strip_prefix(&format!("cmdstat_{command}:calls=")))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    let scripts = calls("evalsha") + calls("eval");
+    assert_eq!(calls("get"), 0, "{name}: states are read by MGET");
+    if A::KIND.name() != "sliding-log" {
+        assert_eq!(calls("mget"), scripts, "{name}: one read per script");
+        assert!(
+            calls("set") <= scripts,
+            "{name}: one write per script at most"
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_hot_key_in_one_batch_is_decided_call_after_call() {
+    let server = RedisServer::start();
+    let quota = Quota::per_hour(20).with_burst(10);
+    hot_key::<Gcra>(&server, quota, 10).await;
+    hot_key::<TokenBucket>(&server, quota, 10).await;
+    hot_key::<LeakyBucket>(&server, quota, 10).await;
+    hot_key::<FixedWindow>(&server, quota, 20).await;
+    hot_key::<SlidingWindow>(&server, quota, 20).await;
+    hot_key::<SlidingLog>(&server, quota, 20).await;
+}
+
+/// On Redis's clock a key's expiry moves only when the TTL rule says it must: checks within
+/// one window keep the TTL the window's first write set; the next window's first write moves
+/// it. With a client clock, every write sets it.
+#[tokio::test(flavor = "current_thread")]
+async fn the_expiry_moves_only_when_it_must() {
+    let server = RedisServer::start();
+    let pttl = |key: &str| -> i64 { server.cli(&["PTTL", key]).parse().unwrap() };
+    let limiter = RedisLimiter::<FixedWindow>::connect(Quota::per_hour(1_000), &server.url())
+        .await
+        .unwrap();
+    let key = limiter.redis_key("k");
+    limiter.check("k").await.unwrap();
+    let first = pttl(&key);
+    assert!(first > 0 && first <= 3_600_000, "{first}");
+    // A stand-in TTL, lower than the rule would set: kept by writes in the same window.
+    server.cli(&["PEXPIRE", &key, "500000"]);
+    for _ in 0..5 {
+        limiter.check("k").await.unwrap();
+    }
+    assert!(pttl(&key) <= 500_000, "kept: {}", pttl(&key));
+    // A client clock: every write sets the expiry.
+    let clock = ManualClock::starting_at(Duration::from_secs(7_200));
+    let manual =
+        RedisLimiter::<FixedWindow, ManualClock>::builder(Quota::per_hour(1_000), &server.url())
+            .clock(clock)
+            .prefix("manual:")
+            .connect()
+            .await
+            .unwrap();
+    let key = manual.redis_key("k");
+    manual.check("k").await.unwrap();
+    server.cli(&["PEXPIRE", &key, "500000"]);
+    manual.check("k").await.unwrap();
+    assert!(pttl(&key) > 3_000_000, "set again: {}", pttl(&key));
+}

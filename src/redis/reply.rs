@@ -95,15 +95,14 @@ pub(crate) fn composite(
     let Value::BulkString(bytes) = value else {
         return Err(malformed("expected packed numbers"));
     };
-    if bytes.len() != 8 + PACKED * limits {
-        return Err(malformed("one flag and six numbers per limit"));
+    if bytes.len() != PACKED * limits {
+        return Err(malformed("six numbers per limit"));
     }
-    let all = f64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")) != 0.0;
-    let numbers = bytes[8..]
+    let numbers: Vec<ScriptAnswer> = bytes
         .chunks_exact(PACKED)
         .map(ScriptAnswer::unpack)
         .collect::<Result<_, _>>()?;
-    Ok((all, numbers))
+    Ok((numbers.iter().all(|n| n.allowed), numbers))
 }
 
 /// An integer field (non-negative in every reply).

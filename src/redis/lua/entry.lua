@@ -10,8 +10,8 @@
 -- Redis's TIME, read once for the whole call, its cost n, and the algorithm's four
 -- parameters, unused ones 0).
 --
--- Reply: an array, one element per group: a string, a double (1 when every member allowed)
--- then each member's six packed numbers; for an 'r' that wrote, an array of that string and
+-- Reply: an array, one element per group: a string, each member's six packed numbers (the
+-- group allowed when every member did); for an 'r' that wrote, an array of that string and
 -- the undo data (the value before, '' when none, and the value written; for the log, the
 -- first counter, the count and the time); or the error the group would have had alone.
 -- Errors are caught per group (pcall) before that group writes anything, so one bad key
@@ -21,7 +21,7 @@
 -- one EXISTS to tell a missing key from one of another type); each decision only computes,
 -- on the values in `vals`; each string key written is SET once at the end whatever number of
 -- decisions changed it, keeping its TTL unless the TTL rule (prelude.lua) says it must move.
-local sunpack, pack, concat = struct.unpack, struct.pack, table.concat
+local sunpack, concat = struct.unpack, table.concat
 local strings, blob = tonumber(ARGV[1]), ARGV[2]
 
 -- Each string key's value: the string, false when none, or an error table for a key of
@@ -56,6 +56,16 @@ end
 -- whether every write used Redis's clock.
 local dirty, fresh_of, now_of, first, own_of, seen = {}, {}, {}, {}, {}, {}
 local out, pos, server_now = {}, 1, nil
+-- An error reply; in a group of several, naming the failing limit (from 1).
+local function named(err, m, k)
+  if m > 1 then
+    err = err .. ' (limit ' .. k .. ')'
+  end
+  return { err = err }
+end
+-- Each member's reply, write (false: none), key, fresh time, instant and clock: reused by
+-- every group (a table costs Redis an allocation), entries 1..m being this group's.
+local replies, writes, at, fresh_at, nows, owns = {}, {}, {}, {}, {}, {}
 while pos <= #blob do
   local op, m
   op, m, pos = sunpack('>BH', blob, pos)
@@ -64,8 +74,7 @@ while pos <= #blob do
   if op == 104 then
     mode = 'h'
   end
-  local replies, writes, all, failed = {}, {}, true, nil
-  local at, fresh_at, nows, owns = {}, {}, {}, {}
+  local all, failed = true, nil
   for k = 1, m do
     local ki, letter, now, n, a, b, c, d
     ki, letter, now, n, a, b, c, d, pos = sunpack('>HBdddddd', blob, pos)
@@ -78,21 +87,17 @@ while pos <= #blob do
       now = server_now
     end
     if not failed then
-      -- A group of several names its failing limit.
-      local where = ''
-      if m > 1 then
-        where = ' (limit ' .. k .. ')'
-      end
       local decide = deciders[letter]
+      -- An error names the failing limit in a group of several.
       if decide == nil then
-        failed = { err = 'SGSCRIPT unknown algorithm ' .. tostring(letter) .. where }
+        failed = named('SGSCRIPT unknown algorithm ' .. tostring(letter), m, k)
       elseif letter == 115 then
         -- The sliding log: its own sorted set, read and written by its decide.
         local ok, reply, allowed, write = pcall(decide, KEYS[ki], now, n, mode, a, b, c, d, own)
         if not ok then
-          failed = { err = tostring(reply) .. where }
+          failed = named(tostring(reply), m, k)
         elseif reply == nil then
-          failed = { err = allowed.err .. where }
+          failed = named(allowed.err, m, k)
         else
           all = all and allowed
           replies[k], writes[k] = reply, write or false
@@ -100,14 +105,12 @@ while pos <= #blob do
       else
         local v = vals[ki]
         if type(v) == 'table' then
-          failed = { err = v.err .. where }
+          failed = named(v.err, m, k)
         else
-          local ok, reply, allowed, write, fresh, before = pcall(decide, v, now, n, mode, a, b,
-            c, d)
-          if not ok then
-            failed = { err = tostring(reply) .. where }
-          elseif reply == nil then
-            failed = { err = allowed.err .. where }
+          -- Pure (it calls no Redis command), so no pcall: it fails only by returning nil.
+          local reply, allowed, write, fresh, before = decide(v, now, n, mode, a, b, c, d)
+          if reply == nil then
+            failed = named(allowed.err, m, k)
           else
             if not seen[ki] then
               seen[ki], first[ki], own_of[ki] = true, before, true
@@ -142,7 +145,10 @@ while pos <= #blob do
         end
       end
     end
-    local element = pack('>d', all and 1 or 0) .. concat(replies)
+    local element = replies[1]
+    if m > 1 then
+      element = concat(replies, '', 1, m)
+    end
     if undo then
       element = { element, undo[1], undo[2], undo[3] }
     end
