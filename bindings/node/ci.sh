@@ -2,8 +2,9 @@
 # Builds and tests the Node.js package, as .ci/run calls it from the repository root after the
 # Rust tests: installs Debian's nodejs and npm when node is missing, installs the locked dev
 # dependencies and builds the native module with cargo (release, in the workspace's target/,
-# which the Rust build has filled), then runs `npm test` (node --test; the Redis tests start
-# their own redis-server).
+# which the Rust build has filled), type-checks a typed example against index.d.ts (tsc), then
+# runs `npm test` (node --test; the Redis tests start their own redis-server; jest runs the
+# peer libraries' own suites under test/peer/).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -18,4 +19,5 @@ fi
 echo "node $(node --version), npm $(npm --version)"
 
 npm ci --no-audit --no-fund
+npm run typecheck   # tsc over test/types/example.ts: index.d.ts stays true to the API
 npm test

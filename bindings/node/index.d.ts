@@ -16,6 +16,8 @@ export interface Decision {
   resetAfter: number;
   /** The leaky bucket's shaping delay for an admitted request, in ms; 0 otherwise. */
   wait: number;
+  /** Only on a new key denied because the table is full (`maxKeys`); `retryAfter` is then 1000. */
+  reason?: 'table-full';
 }
 
 export interface LimiterOptions {
@@ -109,8 +111,19 @@ export interface ThrottledRequestConfig {
   [name: string]: unknown;
 }
 
-export interface ThrottleLimit {
-  quota: string;
+/** axios-rate-limit's form of a limit: never more than `maxRequests` in any `perMilliseconds` (or `duration`). */
+export interface AxiosRateLimitOptions {
+  maxRequests?: number;
+  perMilliseconds?: number;
+  /** `'1s'`, `'500ms'`, `'2m'`, `'1h'`, or ms. */
+  duration?: string | number;
+  /** `maxRequests: maxRPS, perMilliseconds: 1000`. */
+  maxRPS?: number;
+}
+
+export interface ThrottleLimit extends AxiosRateLimitOptions {
+  /** One of the engine's quotas; or give axios-rate-limit's form instead. */
+  quota?: string;
   algorithm?: Algorithm;
   /** The request's key on this limit (per host, per user...); one key for every request when omitted. */
   key?: (config: ThrottledRequestConfig) => string;
@@ -118,7 +131,7 @@ export interface ThrottleLimit {
   name?: string;
 }
 
-export interface ThrottleOptions {
+export interface ThrottleOptions extends AxiosRateLimitOptions {
   quota?: string;
   algorithm?: Algorithm;
   key?: (config: ThrottledRequestConfig) => string;
@@ -134,13 +147,31 @@ export interface ThrottleOptions {
   maxRetries?: number;
   timeout?: number;
   connectTimeout?: number;
+  cluster?: boolean;
+  /** The most requests waiting at once; one more rejects with code ERR_SLUICEGATE_QUEUE_FULL. */
+  maxQueue?: number;
+  /** The most ms a request waits; past it, it rejects with code ERR_SLUICEGATE_QUEUE_TIMEOUT. */
+  maxWait?: number;
+}
+
+/** What `throttle` adds to the instance: axios-rate-limit's methods. */
+export interface Throttled {
+  /** The first limit's quota, in requests per second. */
+  getMaxRPS(): number;
+  /** `setRateLimitOptions({ maxRequests: n, perMilliseconds: 1000 })`. */
+  setMaxRPS(n: number): void;
+  /** New quotas at run time (the engine's quota change; history carries over); null changes nothing. */
+  setRateLimitOptions(options: ThrottleOptions | null | undefined): void;
+  /** The waiting requests' configs (a copy). */
+  getQueue(): ThrottledRequestConfig[];
+  sluicegate: { queued(): number };
 }
 
 /** Makes requests of `instance` wait for their slot; returns the same instance. */
 export function throttle<T extends { interceptors: { request: { use: Function }; response: { use: Function } } }>(
   instance: T,
   options: ThrottleOptions,
-): T & { sluicegate: { queued(): number } };
+): T & Throttled;
 
 /** What a response reports of its tightest limit, on `req.rateLimit` (or `requestPropertyName`). */
 export interface RateLimitInfo {
@@ -150,6 +181,8 @@ export interface RateLimitInfo {
   limit: number;
   /** `limit - remaining`. */
   used: number;
+  /** The same as `used` (express-rate-limit's name). */
+  current: number;
   /** Requests left under it (`r` of RateLimit). */
   remaining: number;
   /** When its quota is back (`t` of RateLimit, whole seconds, from now). */
@@ -203,6 +236,8 @@ export interface RateLimitOptions {
   standardHeaders?: boolean | 'draft-10';
   /** Also X-RateLimit-Limit, -Remaining and -Reset (seconds from now); default false. */
   legacyHeaders?: boolean;
+  /** The most keys each in-process limit holds; default 1,000,000 (the library's bound). */
+  maxKeys?: number;
   /** Requests for which it is true pass uncounted and without headers. */
   skip?: (req: any, res: any) => boolean | Promise<boolean>;
   /** Answers a 429 instead of the default (after the rate-limit headers are set). */

@@ -49,6 +49,41 @@ function wholeNumber(value, name, min, max, fallback) {
   return value;
 }
 
+/**
+ * Throws a TypeError (`code` `ERR_SLUICEGATE_UNKNOWN_OPTION`) for an option of `options` not in
+ * `known`, naming the one meant when only its case differs (`maxkeys` for `maxKeys`): a typo
+ * must not silently leave a bound off.
+ */
+function knownOptions(options, known, what) {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue;
+    const meant = known.find((k) => k.toLowerCase() === name.toLowerCase());
+    const hint = meant ? `; did you mean \`${meant}\`?` : `; the options are ${known.map((k) => `\`${k}\``).join(', ')}`;
+    throw withCode(new TypeError(`${what}: unknown option \`${name}\`${hint}`), 'ERR_SLUICEGATE_UNKNOWN_OPTION');
+  }
+}
+
+/** `error` with `code` set, as Node's own errors carry one. */
+function withCode(error, code) {
+  error.code = code;
+  return error;
+}
+
+/**
+ * The result of `build()` (a native constructor), its option errors (napi's plain `Error` with
+ * `code` `InvalidArg`: a quota the parser refuses, an unknown algorithm, a quota the
+ * algorithm cannot run) thrown as a `RangeError` with `code` `ERR_SLUICEGATE_INVALID_OPTION`
+ * and the engine's sentence.
+ */
+function built(build) {
+  try {
+    return build();
+  } catch (error) {
+    if (error?.code === 'InvalidArg') throw withCode(new RangeError(error.message), 'ERR_SLUICEGATE_INVALID_OPTION');
+    throw error;
+  }
+}
+
 /** How a value is named in an error message. */
 function describe(value) {
   if (value === null) return 'null';
@@ -58,4 +93,4 @@ function describe(value) {
   return typeof value === 'function' ? 'a function' : `${String(value)} (${typeof value})`;
 }
 
-module.exports = { cost, badKey, limitOptions, wholeNumber, describe };
+module.exports = { cost, badKey, limitOptions, wholeNumber, describe, knownOptions, withCode, built };

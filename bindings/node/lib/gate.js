@@ -1,22 +1,33 @@
 'use strict';
 // A gate decides a request against every limit of a throttle at once, all-or-nothing, in
-// the engine (never by combining decisions here): keys in, one decision out.
+// the engine (never by combining decisions here): keys in, one decision out. In process, its
+// quotas can change at run time (the engine's `set_quota`).
 
 const { NativeGroup, connectRedisGroup } = require('./native');
 const { OUT, decision } = require('./decision');
 const { redisOptions, answer, connectError } = require('./redis');
+const { built, withCode } = require('./args');
 
 const CHECK = 0;
 
 /** In-process limits: one synchronous native call per decision. */
 function localGate(limits) {
-  const group = new NativeGroup(
+  const group = nativeGroup(limits);
+  return {
+    decide: (keys) => decision(group.decide(keys, CHECK, 1)),
+    /** The engine's quota change at run time: each key's history carries over. */
+    setQuotas: (quotas) => built(() => group.setQuotas(quotas)),
+    rates: () => group.rates(),
+  };
+}
+
+function nativeGroup(limits) {
+  return built(() => new NativeGroup(
     limits.map((l) => l.quota),
     limits.map((l) => l.algorithm),
     null,
     OUT,
-  );
-  return (keys) => decision(group.decide(keys, CHECK, 1));
+  ));
 }
 
 /**
@@ -38,7 +49,15 @@ function redisGate(limits, options) {
     });
     return group;
   };
-  return async (keys) => answer(await (await connect()).decide(keys, CHECK, 1));
+  // The quotas as the engine reads them, for `getMaxRPS`.
+  const rates = nativeGroup(limits).rates();
+  return {
+    decide: async (keys) => answer(await (await connect()).decide(keys, CHECK, 1)),
+    setQuotas: () => {
+      throw withCode(new TypeError('throttle: the quota of a limit on Redis is part of its Redis keys and cannot change at run time: build a new throttle'), 'ERR_SLUICEGATE_UNSUPPORTED_OPTION');
+    },
+    rates: () => rates,
+  };
 }
 
 module.exports = { localGate, redisGate };

@@ -5,6 +5,7 @@
 use crate::clock::NativeClock;
 use crate::keyed::Keyed;
 use crate::op::from_code;
+use crate::options::{quota, quota_error};
 use crate::out::Out;
 use napi::bindgen_prelude::Float64Array;
 use napi::{Env, Error, Status};
@@ -48,6 +49,46 @@ impl NativeGroup {
             limits,
             out: Out::new(out)?,
         })
+    }
+
+    /// Replaces every limit's quota at run time (the engine's `set_quota`: each key's state
+    /// carries over), `quotas[i]` for limit `i`; every quota is parsed before any changes.
+    #[napi]
+    pub fn set_quotas(&self, quotas: Vec<String>) -> napi::Result<()> {
+        if quotas.len() != self.limits.len() {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("expected {} quotas, one per limit", self.limits.len()),
+            ));
+        }
+        let parsed = quotas
+            .iter()
+            .map(|q| quota(q))
+            .collect::<napi::Result<Vec<_>>>()?;
+        for (limit, quota) in self.limits.iter().zip(parsed) {
+            match limit {
+                Keyed::Real(l) => l.set_quota(quota),
+                Keyed::Manual(l) => l.set_quota(quota),
+            }
+            .map_err(quota_error)?;
+        }
+        Ok(())
+    }
+
+    /// Each limit's quota as requests per second (its limit over its period), for
+    /// `getMaxRPS`.
+    #[napi]
+    pub fn rates(&self) -> Vec<f64> {
+        self.limits
+            .iter()
+            .map(|limit| {
+                let quota = match limit {
+                    Keyed::Real(l) => l.quota(),
+                    Keyed::Manual(l) => l.quota(),
+                };
+                f64::from(quota.limit()) / quota.period().as_secs_f64()
+            })
+            .collect()
     }
 
     /// Decides `op` (0 check, 1 peek, 2 hit) for a request of `cost` against every limit,

@@ -1,0 +1,35 @@
+// A typed example over index.d.ts: `tsc --noEmit -p test/types` (ci.sh) type-checks it, so
+// the declarations stay true to the package's API. Never run.
+import { KeyedLimiter, Limiter, ManualClock, RedisLimiter, rateLimit, throttle, type Decision } from 'sluicegate';
+
+const clock = new ManualClock();
+const perUser = new KeyedLimiter({ quota: '100/minute burst 20', algorithm: 'sliding-window', maxKeys: 100_000, clock });
+const d: Decision = perUser.check('user:42', 3);
+const retry: number | null = d.retryAfter;
+const full: boolean = d.reason === 'table-full';
+const one = new Limiter({ quota: '1000/second' });
+one.peek(2);
+
+async function shared(): Promise<void> {
+  const limiter = await RedisLimiter.connect({ quota: '100/minute', url: 'redis://127.0.0.1:6379/', prefix: 'app:' });
+  const decided: Decision = await limiter.check('user:42');
+  void decided;
+  await limiter.close();
+}
+
+const middleware = rateLimit({ windowMs: 60_000, limit: 5, legacyHeaders: true, maxKeys: 10_000 });
+
+interface AxiosLike {
+  interceptors: { request: { use: Function }; response: { use: Function } };
+  get(url: string): Promise<unknown>;
+}
+declare const axiosInstance: AxiosLike;
+const api = throttle(axiosInstance, { maxRequests: 5, perMilliseconds: 1000, maxQueue: 100, maxWait: 5_000 });
+const rps: number = api.getMaxRPS();
+api.setMaxRPS(10);
+api.setRateLimitOptions({ maxRequests: 2, perMilliseconds: 100 });
+api.setRateLimitOptions(null);
+const waiting: number = api.getQueue().length;
+throttle(axiosInstance, { limits: [{ maxRequests: 5, duration: '2s' }, { quota: '1/second', key: (config) => String(config.url) }] });
+
+void [retry, full, shared, middleware, rps, waiting];
