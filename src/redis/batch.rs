@@ -7,12 +7,13 @@
 //! - No timer: an idle lane sends a lone call at once with its own script, so one task sees
 //!   today's latency; batches form only under concurrency, exactly as large as it is.
 //! - A batch holds at most [`MAX_GROUPS`] calls and [`MAX_BYTES`] of keys and arguments, so
-//!   one script never holds Redis's single thread for long: a decision costs 3-7 µs of Redis
-//!   CPU inside a batch (its `GET`, `SET … PX` and arithmetic), so a full batch of string
-//!   states measured 0.4 ms on a loaded 2-core VM, the sliding log's about 1.2 ms, a
-//!   hundredth of the default timeout; by 64 the per-call cost (parsing, the reply, the
-//!   syscalls) is already spread thin, so larger batches would only hold Redis longer
-//!   (BENCHMARKS.md, "Redis batching"). A lane that fills a batch while another is in
+//!   one script never holds Redis's single thread for long: a decision costs 2-7 µs of Redis
+//!   CPU inside a batch (its share of the call's one `MGET`, its key's one write, and the
+//!   rule's arithmetic), so a full batch of string states measured well under 1 ms on a
+//!   loaded 2-core VM, the sliding log's about 1.2 ms, a hundredth of the default timeout;
+//!   by 64 the per-call cost (parsing, the reply, the syscalls) is already spread thin, so
+//!   larger batches would only hold Redis longer (BENCHMARKS.md, "Redis batching" and
+//!   "Issue 33"). A lane that fills a batch while another is in
 //!   flight sends it at once, up to [`MAX_IN_FLIGHT`] batches, so Redis is not idle while a
 //!   round trip is out.
 //! - Each caller keeps its own timeout, counted from when it queued. A batch that fails as a
