@@ -408,7 +408,16 @@ async fn legacy_headers_and_a_full_table() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("x-ratelimit-limit"), Some("5"));
     assert_eq!(reply.header("x-ratelimit-remaining"), Some("4"));
-    assert_eq!(reply.header("x-ratelimit-reset"), Some("12"));
+    // A Unix timestamp in seconds: now, rounded up, plus the 12 seconds `t` says.
+    let reset: u64 = reply.header("x-ratelimit-reset").unwrap().parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        (now + 12..=now + 14).contains(&reset),
+        "X-RateLimit-Reset {reset} at {now}"
+    );
     // The one key the table may hold is taken and not idle: the server is at capacity.
     let full = fetch(&client, address, &[("x-key", "two")]).await;
     assert_eq!(full.status, 503);

@@ -147,11 +147,14 @@ pub(crate) fn summarize(
     }
 }
 
+/// The report of `decision`: `remaining` is never above the quota's limit in one response (a
+/// burst above the limit, `'10/second burst 20'`, still reports at most `q` left).
 fn make_report(limit: usize, decision: &Decision, numbers: &Numbers, until: Duration) -> Report {
+    let quota = decision.limit();
     Report {
         limit,
-        quota: decision.limit(),
-        remaining: numbers.remaining,
+        quota,
+        remaining: numbers.remaining.min(quota),
         reset: ceil_secs(until),
     }
 }

@@ -33,9 +33,19 @@ pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-poli
 pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 /// Legacy `X-RateLimit-Remaining`: requests left under the tightest limit.
 pub const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
-/// Legacy `X-RateLimit-Reset`: seconds until that limit's quota comes back (a delay, as in
-/// `RateLimit`'s `t`, not a timestamp).
+/// Legacy `X-RateLimit-Reset`: when that limit's quota comes back, as a Unix timestamp in
+/// seconds (as express-rate-limit, GitHub and most APIs send it), never earlier than
+/// `RateLimit`'s `t` seconds from now.
 pub const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// `X-RateLimit-Reset`'s value for a reset `reset` whole seconds from now: the Unix time in
+/// seconds, rounded up, plus `reset`.
+pub(crate) fn reset_timestamp(reset: u64) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    ceil_secs(now).saturating_add(reset).min(SF_INTEGER_MAX)
+}
 
 /// The largest Structured Field integer (15 digits).
 const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
@@ -217,7 +227,10 @@ impl RateLimitHeaders {
         if let Some(report) = legacy {
             headers.insert(X_RATELIMIT_LIMIT, HeaderValue::from(report.quota));
             headers.insert(X_RATELIMIT_REMAINING, HeaderValue::from(report.remaining));
-            headers.insert(X_RATELIMIT_RESET, HeaderValue::from(report.reset));
+            headers.insert(
+                X_RATELIMIT_RESET,
+                HeaderValue::from(reset_timestamp(report.reset)),
+            );
         }
     }
 
@@ -229,7 +242,10 @@ impl RateLimitHeaders {
             [
                 (X_RATELIMIT_LIMIT, HeaderValue::from(report.quota)),
                 (X_RATELIMIT_REMAINING, HeaderValue::from(report.remaining)),
-                (X_RATELIMIT_RESET, HeaderValue::from(report.reset)),
+                (
+                    X_RATELIMIT_RESET,
+                    HeaderValue::from(reset_timestamp(report.reset)),
+                ),
             ]
         });
         let policy = self.policy.clone().map(|v| (RATELIMIT_POLICY, v));

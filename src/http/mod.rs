@@ -136,7 +136,9 @@ pub use layer::RateLimitLayer;
 pub use limit::{Cost, RequestLimit};
 pub use limiter::RequestLimiter;
 pub use on_backend_error::OnBackendError;
-pub use policy::{in_process_backend, key_extractor, redis_prefix};
+pub use policy::{
+    in_process_backend, in_process_backend_bounded, key_extractor, redis_prefix, DEFAULT_MAX_KEYS,
+};
 pub use rejection::Rejection;
 pub use request::request_parts;
 pub use respond::{PlainText, ProblemJson, Responder};

@@ -11,16 +11,36 @@ use crate::policy::{AlgorithmKind, KeySpec, Policy};
 use crate::{Quota, QuotaError};
 use std::sync::Arc;
 
+/// The most keys an HTTP limit's in-process table holds unless told otherwise: a client
+/// sending a new key with every request (an `x-api-key` header it makes up) then fills a
+/// bounded table, whose new keys are refused while it is full (`Rejection::TableFull`, a `429`
+/// with `Retry-After: 1`), instead of growing the process without end.
+pub const DEFAULT_MAX_KEYS: usize = 1_000_000;
+
 /// An in-process backend running `algorithm` for `quota`: an
-/// [`AnyKeyedLimiter<String>`] (a state per key) when `keyed`, else an [`AnyLimiter`] (one
-/// state; keys ignored).
+/// [`AnyKeyedLimiter<String>`] (a state per key, at most [`DEFAULT_MAX_KEYS`]) when `keyed`,
+/// else an [`AnyLimiter`] (one state; keys ignored).
 pub fn in_process_backend(
     algorithm: AlgorithmKind,
     quota: Quota,
     keyed: bool,
 ) -> Result<Arc<dyn Backend<str>>, QuotaError> {
+    in_process_backend_bounded(algorithm, quota, keyed, DEFAULT_MAX_KEYS)
+}
+
+/// [`in_process_backend`] holding at most `max_keys` keys when `keyed`.
+pub fn in_process_backend_bounded(
+    algorithm: AlgorithmKind,
+    quota: Quota,
+    keyed: bool,
+    max_keys: usize,
+) -> Result<Arc<dyn Backend<str>>, QuotaError> {
     Ok(if keyed {
-        Arc::new(AnyKeyedLimiter::<String>::new(quota, algorithm)?)
+        Arc::new(
+            AnyKeyedLimiter::<String>::builder(quota, algorithm)
+                .max_keys(max_keys)
+                .build()?,
+        )
     } else {
         Arc::new(AnyLimiter::<TscClock>::new(quota, algorithm)?)
     })
@@ -56,8 +76,18 @@ impl RequestLimit {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_policy(policy: &Policy, client_ip: &ClientIp) -> Result<RequestLimit, BuildError> {
+        Self::from_policy_bounded(policy, client_ip, DEFAULT_MAX_KEYS)
+    }
+
+    /// [`from_policy`](Self::from_policy) with a table of at most `max_keys` keys (the
+    /// default is [`DEFAULT_MAX_KEYS`]).
+    pub fn from_policy_bounded(
+        policy: &Policy,
+        client_ip: &ClientIp,
+        max_keys: usize,
+    ) -> Result<RequestLimit, BuildError> {
         let keyed = policy.key != KeySpec::Global;
-        let backend = in_process_backend(policy.algorithm, policy.quota, keyed)
+        let backend = in_process_backend_bounded(policy.algorithm, policy.quota, keyed, max_keys)
             .map_err(|e| BuildError::new(format!("limit {:?}: {e}", policy.name)))?;
         let mut limit = RequestLimit::shared(policy.name.clone(), backend);
         limit.key = key_extractor(&policy.key, client_ip)?;
