@@ -10,16 +10,20 @@ const REMAINING = 1;
 const RETRY_AFTER = 2;
 const RESET_AFTER = 3;
 const WAIT = 4;
+const REASON = 5;
+/** REASON's value for a new key denied by a table full of active keys (`maxKeys`). */
+const TABLE_FULL = 2;
 
 /** The array every native limiter of this thread writes into. */
-const OUT = new Float64Array(5);
+const OUT = new Float64Array(6);
 
 /**
  * The decision just written into `OUT`: `{ allowed, limit, remaining, retryAfter, resetAfter,
- * wait }`, times in milliseconds, `retryAfter` null when allowed.
+ * wait }`, times in milliseconds, `retryAfter` null when allowed; a denial by a full table
+ * also has `reason: 'table-full'`.
  */
 function decision(allowed) {
-  return {
+  const d = {
     allowed,
     limit: OUT[LIMIT],
     remaining: OUT[REMAINING],
@@ -27,6 +31,10 @@ function decision(allowed) {
     resetAfter: OUT[RESET_AFTER],
     wait: OUT[WAIT],
   };
+  // A new key refused because the table is full (`maxKeys`): a finite retry (the engine's
+  // one second, as the HTTP layer's `Retry-After: 1`) and the reason, to tell it apart.
+  if (!allowed && OUT[REASON] === TABLE_FULL) d.reason = 'table-full';
+  return d;
 }
 
 module.exports = { OUT, decision };

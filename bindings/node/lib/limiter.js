@@ -6,7 +6,7 @@ const native = require('./native');
 
 const { limiterCheck, limiterDecide, keyedCheck, keyedDecide } = native;
 const { OUT, decision } = require('./decision');
-const { cost, badKey, limitOptions, wholeNumber } = require('./args');
+const { cost, badKey, limitOptions, wholeNumber, knownOptions, built } = require('./args');
 const { nativeClock } = require('./clock');
 
 const CHECK = 0;
@@ -20,7 +20,9 @@ class Limiter {
   /** `{ quota, algorithm = 'gcra', clock }`: one limit for everything. */
   constructor(options) {
     const { quota, algorithm } = limitOptions(options, 'new Limiter(options)');
-    this.#native = native.newLimiter(quota, algorithm, nativeClock(options.clock, 'new Limiter(options)'), OUT);
+    knownOptions(options, ['quota', 'algorithm', 'clock'], 'new Limiter(options)');
+    const clock = nativeClock(options.clock, 'new Limiter(options)');
+    this.#native = built(() => native.newLimiter(quota, algorithm, clock, OUT));
     this.quota = quota;
     this.algorithm = algorithm;
   }
@@ -54,9 +56,10 @@ class KeyedLimiter {
   /** `{ quota, algorithm = 'gcra', clock, maxKeys }`: a limit per string key. */
   constructor(options) {
     const { quota, algorithm } = limitOptions(options, 'new KeyedLimiter(options)');
+    knownOptions(options, ['quota', 'algorithm', 'clock', 'maxKeys'], 'new KeyedLimiter(options)');
     const maxKeys = wholeNumber(options.maxKeys, 'maxKeys', 1, 0xffffffff, 0);
     const clock = nativeClock(options.clock, 'new KeyedLimiter(options)');
-    this.#native = native.newKeyed(quota, algorithm, clock, maxKeys, OUT);
+    this.#native = built(() => native.newKeyed(quota, algorithm, clock, maxKeys, OUT));
     this.quota = quota;
     this.algorithm = algorithm;
   }

@@ -11,7 +11,8 @@
 const native = require('./native');
 const { normalize } = require('./ratelimit_options');
 const { setHeaders } = require('./verdict');
-const { describe } = require('./args');
+const { describe, built } = require('./args');
+const { tiered } = require('./ratelimit_tiers');
 
 const { httpDecide } = native;
 
@@ -21,8 +22,9 @@ const { httpDecide } = native;
 const VERDICT = new Float64Array(6);
 
 function rateLimit(options) {
+  if (typeof options?.limit === 'function' || typeof options?.max === 'function') return tiered(options, rateLimit);
   const o = normalize(options);
-  const handle = native.newHttpLimiter(o.native, VERDICT);
+  const handle = built(() => native.newHttpLimiter(o.native, VERDICT));
   const { keyFunctions, skip, names, requestPropertyName, statusCode, handler, message } = o;
   const count = names.length;
   const custom = handler !== null || message !== undefined;
@@ -137,6 +139,7 @@ class RateLimitInfo {
     this.name = name;
     this.limit = limit;
     this.used = limit - remaining;
+    this.current = this.used; // express-rate-limit's name for it
     this.remaining = remaining;
     this.#resetAt = Date.now() + reset * 1000;
   }
@@ -147,7 +150,7 @@ class RateLimitInfo {
   }
 
   toJSON() {
-    return { name: this.name, limit: this.limit, used: this.used, remaining: this.remaining, resetTime: this.resetTime };
+    return { name: this.name, limit: this.limit, used: this.used, current: this.current, remaining: this.remaining, resetTime: this.resetTime };
   }
 }
 

@@ -25,7 +25,7 @@ const UNSUPPORTED = {
 const KNOWN = new Set([
   'limits', 'trustedProxies', 'forwardedHeaders', 'ipv6Prefix', 'ipv6Subnet', 'redis', 'redisCluster',
   'onBackendError', 'standardHeaders', 'legacyHeaders', 'skip', 'handler', 'message', 'statusCode',
-  'requestPropertyName', 'validate',
+  'requestPropertyName', 'validate', 'maxKeys',
 ]);
 
 /** The shorthand's options: one limit, given at the top level. */
@@ -41,6 +41,7 @@ function normalize(options) {
     throw new TypeError(`${WHAT} takes an options object such as { quota: '5/second' }, got ${describe(options)}`);
   }
   for (const name of Object.keys(options)) {
+    if (name === 'maxTiers') throw new TypeError(`${WHAT}: \`maxTiers\` bounds the distinct limits of \`limit\` (or \`max\`) as a function; here it is a number`);
     if (name in UNSUPPORTED) throw new TypeError(`${WHAT}: \`${name}\` (express-rate-limit) has no counterpart here: ${UNSUPPORTED[name]}`);
     if (!KNOWN.has(name) && !SHORTHAND.has(name)) throw new TypeError(`${WHAT}: unknown option \`${name}\``);
   }
@@ -70,6 +71,8 @@ function normalize(options) {
     onBackendError,
     standardHeaders: standardHeaders(options.standardHeaders),
     legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders', false),
+    // Keys each in-process limit holds at most: the library's default bound (1,000,000) unless given.
+    maxKeys: wholeNumber(options.maxKeys, 'maxKeys', 1, 0xffffffff, undefined),
   };
   const keyFunctions = limits.flatMap((limit, i) => (limit.fn ? [[i, limit.fn, limit.name]] : []));
   const requestPropertyName = options.requestPropertyName ?? 'rateLimit';
@@ -124,7 +127,6 @@ function shorthandLimit(options) {
   let algorithm = options.algorithm;
   if (windowed) {
     const count = options.limit ?? options.max ?? 5; // express-rate-limit's defaults
-    if (typeof count === 'function') throw new TypeError(`${WHAT}: \`limit\` must be a number here: a limit is fixed when the middleware is made`);
     const windowMs = wholeNumber(options.windowMs, 'windowMs', 1, Number.MAX_SAFE_INTEGER, 60_000);
     quota = `${wholeNumber(count, 'limit', 0, 0xffffffff, 5)}/${windowMs}ms`;
     algorithm ??= 'fixed-window';

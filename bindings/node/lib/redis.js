@@ -3,7 +3,7 @@
 // decided atomically on Redis by the engine's scripts; every call returns a Promise.
 
 const native = require('./native');
-const { cost, badKey, limitOptions, describe } = require('./args');
+const { cost, badKey, limitOptions, describe, knownOptions } = require('./args');
 const { nativeClock } = require('./clock');
 
 const CHECK = 0;
@@ -25,6 +25,7 @@ class RedisLimiter {
    */
   static async connect(options) {
     const settings = redisOptions(options, 'RedisLimiter.connect(options)');
+    knownOptions(options, ['quota', 'algorithm', 'url', 'prefix', 'cluster', 'timeout', 'connectTimeout', 'clock'], 'RedisLimiter.connect(options)');
     const clock = nativeClock(options.clock, 'RedisLimiter.connect(options)');
     let handle;
     try {

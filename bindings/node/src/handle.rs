@@ -62,7 +62,11 @@ pub(crate) unsafe fn get<'a, T: Tagged>(
     {
         return None;
     }
-    // Only this module makes externals with these tags; every one starts with its tag.
-    let boxed = &*data.cast::<Boxed<T>>();
-    (boxed.tag == T::TAG).then_some(&boxed.state)
+    // Only this module makes externals with these tags; every one starts with its tag (the
+    // `Boxed` is `repr(C)`, its tag first). The tag is read on its own, as a `u64`, before
+    // any `&Boxed<T>` is made: a handle of another type is then never seen as a `T`.
+    if data.cast::<u64>().read() != T::TAG {
+        return None;
+    }
+    Some(&(*data.cast::<Boxed<T>>()).state)
 }

@@ -19,8 +19,9 @@ use napi::bindgen_prelude::{block_on, Float64Array, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::http::{
-    in_process_backend, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys, OnBackendError,
-    RateLimitLayer, Report, RequestLimit, RequestLimiter, TrustedProxies, Verdict,
+    in_process_backend_bounded, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys,
+    OnBackendError, RateLimitLayer, Report, RequestLimit, RequestLimiter, TrustedProxies, Verdict,
+    DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{KeySpec, Policy};
 use smallvec::SmallVec;
@@ -57,6 +58,9 @@ pub struct HttpOptions {
     pub on_backend_error: String,
     pub standard_headers: bool,
     pub legacy_headers: bool,
+    /// The most keys each in-process keyed limit holds (the library's `DEFAULT_MAX_KEYS`
+    /// when absent).
+    pub max_keys: Option<u32>,
 }
 
 /// A verdict decided later (a limit on Redis): what the `Float64Array` and the text carry
@@ -177,7 +181,13 @@ fn limit(
     let key = if spec.given {
         KeySpec::PeerIp
     } else {
-        spec.key.parse().map_err(|e| named(&e))?
+        // The library's sentence names its own spelling (`peer-ip`); say Node's.
+        spec.key.parse().map_err(|_| {
+            invalid(format!(
+                "limit {:?}: `key` is 'ip', 'global', 'header:NAME' or a function of the request, got {:?}",
+                spec.name, spec.key
+            ))
+        })?
     };
     let policy = Policy {
         name: spec.name.clone(),
@@ -185,6 +195,7 @@ fn limit(
         algorithm: algorithm(&spec.algorithm).map_err(|e| named(&e.reason))?,
         key,
     };
+    let max_keys = options.max_keys.map_or(DEFAULT_MAX_KEYS, |n| n as usize);
     let limit = match &options.redis {
         Some(url) => block_on(RequestLimit::from_policy_on_redis(
             &policy,
@@ -195,10 +206,11 @@ fn limit(
         .map_err(invalid)?,
         None if spec.given => {
             let backend =
-                in_process_backend(policy.algorithm, policy.quota, true).map_err(|e| named(&e))?;
+                in_process_backend_bounded(policy.algorithm, policy.quota, true, max_keys)
+                    .map_err(|e| named(&e))?;
             RequestLimit::shared(policy.name.clone(), backend)
         }
-        None => RequestLimit::from_policy(&policy, client_ip).map_err(invalid)?,
+        None => RequestLimit::from_policy_bounded(&policy, client_ip, max_keys).map_err(invalid)?,
     };
     let limit = if spec.given {
         limit.key(GivenKey::new(policy.name))

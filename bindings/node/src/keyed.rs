@@ -6,7 +6,7 @@ use crate::handle::{self, Tagged};
 use crate::key::{with_key, with_wtf8, Key};
 use crate::op::{CHECK, PEEK};
 use crate::options::{algorithm, quota, quota_error};
-use crate::out::{millis, Out};
+use crate::out::{millis, retry_millis, Out};
 use crate::raw;
 use napi::bindgen_prelude::{Float64Array, Unknown};
 use napi::{sys, Env};
@@ -171,7 +171,7 @@ unsafe fn decision_object(env: sys::napi_env, d: &Decision) -> sys::napi_value {
         (c"remaining", raw::number(env, f64::from(n.remaining))),
         (
             c"retryAfter",
-            n.retry_after.map_or(null, |t| raw::number(env, millis(t))),
+            retry_millis(d).map_or(null, |t| raw::number(env, t)),
         ),
         (c"resetAfter", raw::number(env, millis(n.reset_after))),
         (c"wait", raw::number(env, millis(n.wait))),

@@ -12,11 +12,29 @@ pub(crate) const REMAINING: usize = 1;
 pub(crate) const RETRY_AFTER: usize = 2;
 pub(crate) const RESET_AFTER: usize = 3;
 pub(crate) const WAIT: usize = 4;
+/// Why a denial denied: 0 allowed, 1 the limit, 2 a full table ([`TABLE_FULL`]).
+pub(crate) const REASON: usize = 5;
 /// Slots the array must have.
-pub(crate) const LEN: usize = 5;
+pub(crate) const LEN: usize = 6;
+
+/// The reason slot's value for a denial of a new key by a table full of active keys.
+pub(crate) const TABLE_FULL: f64 = 2.0;
+
+/// The retry a denial by a full table answers, in ms: the engine knows no time when a key
+/// will leave (idle keys are dropped as it goes), so the HTTP layer's `Retry-After: 1`.
+pub(crate) const TABLE_FULL_RETRY_MS: f64 = 1000.0;
+
+/// `decision`'s retry in ms: NaN when allowed, finite for every denial.
+#[inline(always)]
+pub(crate) fn retry_millis(decision: &Decision) -> Option<f64> {
+    if decision.is_table_full() {
+        return Some(TABLE_FULL_RETRY_MS);
+    }
+    decision.numbers().retry_after.map(millis)
+}
 
 /// A held `Float64Array` of at least [`LEN`] numbers: limit, remaining, retry-after (ms; NaN
-/// when allowed), reset-after (ms), wait (ms).
+/// when allowed), reset-after (ms), wait (ms), reason.
 pub(crate) struct Out {
     /// Keeps the array (and so its memory) alive as long as the limiter.
     _array: Float64Array,
@@ -44,12 +62,18 @@ impl Out {
     #[inline(always)]
     pub(crate) fn write(&self, decision: &Decision) -> bool {
         let n = decision.numbers();
+        let (retry, reason) = match n.retry_after {
+            Some(t) => (millis(t), 1.0),
+            None if decision.is_allowed() => (f64::NAN, 0.0),
+            None => (TABLE_FULL_RETRY_MS, TABLE_FULL),
+        };
         let values = [
             f64::from(decision.limit()),
             f64::from(n.remaining),
-            n.retry_after.map_or(f64::NAN, millis),
+            retry,
             millis(n.reset_after),
             millis(n.wait),
+            reason,
         ];
         // SAFETY: `data` points at `LEN` or more f64s of a non-resizable ArrayBuffer that
         // `_array` keeps alive; only the JavaScript thread that owns it calls us.
@@ -73,5 +97,11 @@ pub(crate) fn millis(d: Duration) -> f64 {
 }
 
 // The JavaScript side reads the slots by these numbers.
-const _: () =
-    assert!(LIMIT == 0 && REMAINING == 1 && RETRY_AFTER == 2 && RESET_AFTER == 3 && WAIT == 4);
+const _: () = assert!(
+    LIMIT == 0
+        && REMAINING == 1
+        && RETRY_AFTER == 2
+        && RESET_AFTER == 3
+        && WAIT == 4
+        && REASON == 5
+);

@@ -81,10 +81,24 @@ for (const [label, express] of Object.entries(EXPRESS)) {
     });
   });
 
-  test(`${label}: standardHeaders: false, legacyHeaders: true sends only the X-RateLimit trio (Reset in seconds from now)`, async () => {
+  test(`${label}: standardHeaders: false, legacyHeaders: true sends only the X-RateLimit trio (Reset a Unix timestamp in seconds)`, async () => {
     await withApp(express, { quota: '2/minute', standardHeaders: false, legacyHeaders: true }, async ({ url }) => {
       const [first] = await times(1, url);
-      assert.deepEqual(rateLimitHeaders(first), [['x-ratelimit-limit', '2'], ['x-ratelimit-remaining', '1'], ['x-ratelimit-reset', '30']]);
+      const now = Math.floor(Date.now() / 1000);
+      const headers = rateLimitHeaders(first);
+      assert.deepEqual(headers.slice(0, 2), [['x-ratelimit-limit', '2'], ['x-ratelimit-remaining', '1']]);
+      const [name, reset] = headers[2];
+      assert.equal(name, 'x-ratelimit-reset');
+      // GCRA's 2/minute refills one in 30 s: the timestamp is now (rounded up) + 30.
+      assert.ok(Number(reset) >= now + 30 && Number(reset) <= now + 32, `X-RateLimit-Reset ${reset} at ${now}`);
+    });
+  });
+
+  test(`${label}: with a burst above the limit, remaining is never above the quota in one response`, async () => {
+    await withApp(express, { quota: '10/second burst 20', legacyHeaders: true }, async ({ url }) => {
+      const [first] = await times(1, url);
+      assert.equal(first.headers['ratelimit'], '"ip";r=10;t=1');
+      assert.equal(first.headers['x-ratelimit-remaining'], '10');
     });
   });
 }

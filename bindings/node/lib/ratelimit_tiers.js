@@ -1,0 +1,59 @@
+'use strict';
+// `limit` (or `max`) as a function of the request, as express-rate-limit takes it: a higher
+// limit for paying customers. Limits are the engine's, fixed when made, so each distinct
+// number the function returns gets its own middleware (its own native limiter and tables,
+// built the first time the number is seen), out of a bounded set: at most `maxTiers`
+// distinct numbers (default 16), a TypeError through `next` past that. Nothing is counted
+// here: each request is decided by the middleware of its tier.
+
+const { describe, wholeNumber, withCode } = require('./args');
+
+/** The middleware for `options` whose `limit`/`max` is a function; `make(options)` builds one
+ * middleware for a fixed number. */
+function tiered(options, make) {
+  const name = options.limit !== undefined ? 'limit' : 'max';
+  const fn = options[name];
+  const maxTiers = wholeNumber(options.maxTiers, 'maxTiers', 1, 1024, 16);
+  const { maxTiers: _, ...rest } = options;
+  // Checks every other option now, as a fixed limit would: with the function's first answer
+  // unknown, by a limit of 1.
+  make({ ...rest, [name]: 1 });
+  const tiers = new Map();
+
+  function tier(value) {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+      throw withCode(new TypeError(`rateLimit: \`${name}\` returned ${describe(value)}: it must return a whole number of requests`), 'ERR_SLUICEGATE_INVALID_LIMIT');
+    }
+    let middleware = tiers.get(value);
+    if (middleware === undefined) {
+      if (tiers.size >= maxTiers) {
+        throw withCode(new TypeError(`rateLimit: \`${name}\` returned a ${maxTiers + 1}th distinct limit (${value}); at most \`maxTiers\` (${maxTiers}) are kept, each with its own tables`), 'ERR_SLUICEGATE_TOO_MANY_TIERS');
+      }
+      middleware = make({ ...rest, [name]: value });
+      tiers.set(value, middleware);
+    }
+    return middleware;
+  }
+
+  return function rateLimitTiered(req, res, next) {
+    let value;
+    try {
+      value = fn(req, res);
+    } catch (error) {
+      return next(error);
+    }
+    const go = (v) => {
+      let middleware;
+      try {
+        middleware = tier(v);
+      } catch (error) {
+        return next(error);
+      }
+      middleware(req, res, next);
+    };
+    if (value && typeof value.then === 'function') value.then(go, next);
+    else go(value);
+  };
+}
+
+module.exports = { tiered };
