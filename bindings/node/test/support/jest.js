@@ -9,14 +9,17 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..', '..');
 
-/** Outcomes of the jest tests in `dir` (files `*.js` but `ignore`). */
+/** Outcomes of the jest tests in `dir`: its files `*.js` but `ignore`, or as the
+ * `jest.config.json` there says when `ignore` is null. */
 function runJest(dir, ignore) {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sluicegate-jest-')), 'results.json');
   const jest = require.resolve('jest/bin/jest', { paths: [root] });
+  const select = ignore === null
+    ? ['--config', path.join(dir, 'jest.config.json')]
+    : ['--testMatch', '<rootDir>/*.js', '--testPathIgnorePatterns', ...ignore];
   const result = spawnSync(process.execPath, [
-    jest, '--rootDir', dir, '--testMatch', '<rootDir>/*.js', '--testPathIgnorePatterns', ...ignore,
-    '--runInBand', '--json', '--outputFile', out, '--silent',
-  ], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+    jest, '--rootDir', dir, ...select, '--runInBand', '--json', '--outputFile', out, '--silent',
+  ], { cwd: root, encoding: 'utf8', timeout: 170_000 });
   if (!fs.existsSync(out)) throw new Error(`jest wrote no results:\n${result.stdout}\n${result.stderr}`);
   const report = JSON.parse(fs.readFileSync(out, 'utf8'));
   fs.rmSync(path.dirname(out), { recursive: true, force: true });
