@@ -106,7 +106,7 @@ class Queues {
     // A cancelled request goes straight on, consuming nothing: axios's dispatch then
     // rejects it with its own CanceledError (so axios.isCancel() holds).
     if (cancelled(config)) return config;
-    if (this.size >= this.maxQueue && !config[STATE]?.retries) {
+    if (this.maxQueue !== Infinity && this.size >= this.maxQueue && !config[STATE]?.retries) {
       return Promise.reject(withCode(
         new Error(`throttle: the queue is full (maxQueue: ${this.maxQueue} requests waiting)`),
         'ERR_SLUICEGATE_QUEUE_FULL',
