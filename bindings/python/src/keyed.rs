@@ -28,7 +28,7 @@ macro_rules! on_clock {
 ///
 /// Keys are `str`. Lookups are lock-free; idle keys are dropped by themselves, and
 /// `max_keys` bounds the table (a new key beyond it is denied with `table_full`).
-#[pyclass(frozen, module = "sluicegate", name = "KeyedLimiter")]
+#[pyclass(frozen, subclass, module = "sluicegate", name = "KeyedLimiter")]
 pub(crate) struct KeyedLimiter(Inner);
 
 #[pymethods]

@@ -25,7 +25,7 @@ macro_rules! on_clock {
 }
 
 /// One limit for everything (a global limit): `Limiter("1000/second")`.
-#[pyclass(frozen, module = "sluicegate", name = "Limiter")]
+#[pyclass(frozen, subclass, module = "sluicegate", name = "Limiter")]
 pub(crate) struct Limiter(Inner);
 
 #[pymethods]

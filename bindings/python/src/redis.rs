@@ -57,7 +57,7 @@ impl Inner {
 /// `check`, `peek` and `hit` block (the GIL released while they wait); `acheck`, `apeek` and
 /// `ahit` are their asyncio forms. Each call is one atomic script on Redis, bounded by
 /// `timeout` seconds; when Redis cannot answer it raises `sluicegate.RedisError`.
-#[pyclass(frozen, module = "sluicegate", name = "RedisLimiter")]
+#[pyclass(frozen, subclass, module = "sluicegate", name = "RedisLimiter")]
 pub(crate) struct RedisLimiter {
     /// `None` once closed.
     inner: Mutex<Option<Inner>>,

@@ -4,7 +4,10 @@ Every time is in seconds (float). Every decision is the engine's.
 """
 
 from types import TracebackType
-from typing import Any, Coroutine, Iterable, List, Literal, Mapping, Optional, Tuple, Union, final
+from typing import (Any, Coroutine, Iterable, List, Literal, Mapping, Optional, Tuple, TypeVar,
+                    Union, final)
+
+from typing_extensions import disjoint_base
 
 from .limit import Limit
 
@@ -64,7 +67,7 @@ class ManualClock:
     def now(self) -> float:
         """The time, in seconds since 0."""
 
-@final
+@disjoint_base
 class Limiter:
     """One limit for everything: `Limiter("1000/second")`."""
 
@@ -89,7 +92,7 @@ class Limiter:
     def max_cost(self) -> int:
         """The largest cost one check can ever be allowed."""
 
-@final
+@disjoint_base
 class KeyedLimiter:
     """A limit per `str` key: `KeyedLimiter("100/minute burst 20")`."""
 
@@ -120,7 +123,9 @@ class KeyedLimiter:
     def max_cost(self) -> int:
         """The largest cost one check can ever be allowed."""
 
-@final
+_Redis = TypeVar("_Redis", bound="RedisLimiter")
+
+@disjoint_base
 class RedisLimiter:
     """One limit for every process on a Redis (or a Redis Cluster):
     `RedisLimiter("100/minute", url="redis://127.0.0.1:6379/")`.
@@ -173,7 +178,7 @@ class RedisLimiter:
     def prefix(self) -> str: ...
     @property
     def max_cost(self) -> int: ...
-    def __enter__(self) -> RedisLimiter: ...
+    def __enter__(self: _Redis) -> _Redis: ...
     def __exit__(
         self,
         exc_type: Optional[type[BaseException]],
@@ -181,7 +186,7 @@ class RedisLimiter:
         traceback: Optional[TracebackType],
         /,
     ) -> Literal[False]: ...
-    def __aenter__(self) -> Coroutine[Any, Any, RedisLimiter]: ...
+    def __aenter__(self: _Redis) -> Coroutine[Any, Any, _Redis]: ...
     def __aexit__(
         self,
         exc_type: Optional[type[BaseException]],
@@ -211,17 +216,37 @@ class HttpLimiter:
         redis: Optional[str] = None,
         redis_cluster: bool = False,
         on_backend_error: str = "allow",
+        headers: Union[str, bool] = "standard",
+        body: str = "text",
     ) -> HttpLimiter:
-        """`ValueError` or `TypeError` naming the option that is wrong and why."""
-    def decide_asgi(self, scope: Mapping[str, Any]) -> HttpVerdict:
-        """Decides the request of an ASGI `http` scope (blocks on Redis)."""
-    def adecide_asgi(self, scope: Mapping[str, Any]) -> Coroutine[Any, Any, HttpVerdict]:
+        """`ValueError` or `TypeError` naming the option that is wrong and why (a Redis
+        URL that cannot be used included). `on_backend_error`: "allow", "deny" or "local";
+        `headers`: "standard", "legacy", "both" or False; `body`: "text", "json" or
+        "problem+json"."""
+    def decide_asgi(self, scope: Mapping[str, Any], request: Any = None) -> HttpVerdict:
+        """Decides the request of an ASGI `http` scope (blocks on Redis); key functions get
+        `request` when given, else the scope."""
+    def adecide_asgi(
+        self, scope: Mapping[str, Any], request: Any = None
+    ) -> Coroutine[Any, Any, HttpVerdict]:
         """`decide_asgi`, awaitable: for limits on Redis."""
-    def decide_wsgi(self, environ: Mapping[str, Any]) -> HttpVerdict:
+    def decide_wsgi(self, environ: Mapping[str, Any], request: Any = None) -> HttpVerdict:
         """Decides the request of a WSGI environ (blocks on Redis, the GIL released)."""
     @property
     def remote(self) -> bool:
         """True when the limits live on Redis."""
+    @property
+    def names(self) -> List[str]:
+        """The limits' names, in order."""
+    @property
+    def backend_errors(self) -> int:
+        """Requests Redis could not decide in this process (0 in process)."""
+    @property
+    def backend_fallbacks(self) -> int:
+        """Requests decided in process because Redis could not (`"local"`)."""
+    @property
+    def backend_available(self) -> bool:
+        """False while Redis is known to be unreachable."""
 
 @final
 class HttpVerdict:
@@ -256,6 +281,21 @@ class HttpVerdict:
         self, response: Optional[Iterable[Tuple[str, str]]] = None
     ) -> List[Tuple[str, str]]:
         """The same in WSGI's form, `(str, str)` pairs."""
+    @property
+    def limit(self) -> Optional[str]:
+        """The limit the headers report (on a 429, the denying one admitting last)."""
+    @property
+    def quota(self) -> Optional[int]: ...
+    @property
+    def remaining(self) -> Optional[int]: ...
+    @property
+    def reset(self) -> Optional[int]:
+        """Whole seconds until that limit's quota comes back."""
+    @property
+    def retry_after(self) -> Optional[int]:
+        """A refusal's Retry-After in whole seconds; None for a pass."""
+    def with_body(self, body: bytes, content_type: str) -> HttpVerdict:
+        """This refusal with another body and Content-Type."""
     def __bool__(self) -> bool: ...
 
 class RedisError(ConnectionError):

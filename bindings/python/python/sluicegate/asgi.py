@@ -9,9 +9,11 @@ Rust library's, exactly as its tower layer answers. Only `http` scopes are limit
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping, Optional, Union
 
-from ._native import HttpLimiter
+from ._common import Body, Outage, as_list, build, check_callable, rewrite
+from ._native import HttpVerdict
 from .limit import Limit
 
 __all__ = ["Limit", "RateLimitMiddleware"]
@@ -34,7 +36,16 @@ class RateLimitMiddleware:
     keys (run the server with its own proxy-header handling off: see the README).
     `redis`: a URL (seed nodes separated by commas with `redis_cluster=True`); the limits
     are then shared by every process naming them alike on that Redis. `on_backend_error`:
-    `"allow"` (default) or `"deny"` (503 with `Retry-After: 1`) when Redis cannot answer.
+    `"allow"` (default), `"deny"` (503 with `Retry-After: 1`) or `"local"` (decided in
+    this process until Redis answers again) when Redis cannot answer; each outage is logged
+    (logger `sluicegate`, a warning at most every 10 seconds) and counted
+    (`backend_errors`).
+
+    `exempt`: a function of the scope; true lets the request through uncounted, without
+    headers. `on_breach(scope, verdict)`: called on each `429` (may be async). `headers`:
+    `"standard"` (default), `"legacy"` (`X-RateLimit-*`), `"both"` or `False`. `body`:
+    `"text"` (default), `"json"` (`{"detail": ...}`), `"problem+json"`, or a function of
+    the scope and the verdict returning a 429's body, sent as `content_type`.
     """
 
     def __init__(
@@ -48,28 +59,54 @@ class RateLimitMiddleware:
         redis: Optional[str] = None,
         redis_cluster: bool = False,
         on_backend_error: str = "allow",
+        exempt: Optional[Callable[[Scope], bool]] = None,
+        on_breach: Optional[Callable[[Scope, HttpVerdict], Any]] = None,
+        headers: Union[str, bool, None] = "standard",
+        body: Body = "text",
+        content_type: str = "text/plain; charset=utf-8",
     ) -> None:
+        check_callable(exempt, "exempt")
+        check_callable(on_breach, "on_breach")
         self.app = app
-        self.limiter = HttpLimiter(
-            list(limits),
+        self.limiter = build(
+            as_list(limits),
             trusted_proxies=trusted_proxies,
             ipv6_prefix=ipv6_prefix,
             forwarded_headers=forwarded_headers,
             redis=redis,
             redis_cluster=redis_cluster,
             on_backend_error=on_backend_error,
+            headers=headers,
+            body=body,
         )
+        self.exempt = exempt
+        self.on_breach = on_breach
+        self.body = body
+        self.content_type = content_type
         self._remote = self.limiter.remote
+        self._outage = Outage(self.limiter, on_backend_error)
+
+    @property
+    def backend_errors(self) -> int:
+        """Requests Redis could not decide in this process since its first request."""
+        return self.limiter.backend_errors
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (self.exempt is not None and self.exempt(scope)):
             await self.app(scope, receive, send)
             return
         if self._remote:
             verdict = await self.limiter.adecide_asgi(scope)
+            self._outage.check()
         else:
             verdict = self.limiter.decide_asgi(scope)
         if not verdict.passes:
+            if verdict.status == 429:
+                if self.on_breach is not None:
+                    called = self.on_breach(scope, verdict)
+                    if inspect.isawaitable(called):
+                        await called
+                verdict = rewrite(verdict, self.body, self.content_type, scope)
             await send({"type": "http.response.start", "status": verdict.status,
                         "headers": verdict.headers})
             await send({"type": "http.response.body", "body": verdict.body})

@@ -7,9 +7,10 @@ from typing import Any, Callable, Optional, TypedDict, Union
 
 __all__ = ["KeyFunction", "Limit"]
 
-KeyFunction = Callable[[Any], Optional[str]]
-"""A key computed from the request (the ASGI scope, or the WSGI environ): a str, or None
-when the request has none (it is then refused with 400)."""
+KeyFunction = Callable[..., Optional[str]]
+"""A key computed from the request (the ASGI scope, or the WSGI environ), and, when it takes
+a second argument, the client's address as the trusted-proxy rules resolved it (a str, or
+None): a str, or None when the request has none (it is then refused with 400)."""
 
 
 class _Required(TypedDict):

@@ -12,7 +12,8 @@ import time
 from types import TracebackType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
-from ._native import HttpLimiter
+from ._common import Body, Outage, as_list, build, check_callable, rewrite
+from ._native import HttpVerdict
 from .limit import Limit
 
 __all__ = ["Limit", "RateLimitMiddleware"]
@@ -26,8 +27,8 @@ class RateLimitMiddleware:
     """Rate-limits a WSGI app: `app.wsgi_app = RateLimitMiddleware(app.wsgi_app, limits=[...])`
     (Flask) or around Django's `get_wsgi_application()`.
 
-    The options are those of `sluicegate.asgi.RateLimitMiddleware`; a key function gets
-    the WSGI environ.
+    The options are those of `sluicegate.asgi.RateLimitMiddleware`; a key function,
+    `exempt`, `on_breach` and a `body` function get the WSGI environ.
     """
 
     def __init__(
@@ -41,22 +42,50 @@ class RateLimitMiddleware:
         redis: Optional[str] = None,
         redis_cluster: bool = False,
         on_backend_error: str = "allow",
+        exempt: Optional[Callable[[Dict[str, Any]], bool]] = None,
+        on_breach: Optional[Callable[[Dict[str, Any], HttpVerdict], Any]] = None,
+        headers: Union[str, bool, None] = "standard",
+        body: Body = "text",
+        content_type: str = "text/plain; charset=utf-8",
     ) -> None:
+        check_callable(exempt, "exempt")
+        check_callable(on_breach, "on_breach")
         self.app = app
-        self.limiter = HttpLimiter(
-            list(limits),
+        self.limiter = build(
+            as_list(limits),
             trusted_proxies=trusted_proxies,
             ipv6_prefix=ipv6_prefix,
             forwarded_headers=forwarded_headers,
             redis=redis,
             redis_cluster=redis_cluster,
             on_backend_error=on_backend_error,
+            headers=headers,
+            body=body,
         )
+        self.exempt = exempt
+        self.on_breach = on_breach
+        self.body = body
+        self.content_type = content_type
+        self._remote = self.limiter.remote
+        self._outage = Outage(self.limiter, on_backend_error)
+
+    @property
+    def backend_errors(self) -> int:
+        """Requests Redis could not decide in this process since its first request."""
+        return self.limiter.backend_errors
 
     def __call__(self, environ: Dict[str, Any],
                  start_response: StartResponse) -> Iterable[bytes]:
+        if self.exempt is not None and self.exempt(environ):
+            return self.app(environ, start_response)
         verdict = self.limiter.decide_wsgi(environ)
+        if self._remote:
+            self._outage.check()
         if not verdict.passes:
+            if verdict.status == 429:
+                if self.on_breach is not None:
+                    self.on_breach(environ, verdict)
+                verdict = rewrite(verdict, self.body, self.content_type, environ)
             start_response(verdict.status_line, verdict.wsgi_headers())
             return [verdict.body]
         if verdict.wait:

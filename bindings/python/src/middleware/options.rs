@@ -8,10 +8,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use sluicegate::http::{
-    in_process_backend, ClientIp, ForwardedHeaders, GivenKey, OnBackendError, RequestLimit,
+    in_process_backend, key_extractor, redis_prefix, ClientAddr, ClientIp, ForwardedHeaders,
+    GivenKey, OnBackendError, ProblemJson, RateLimitBuilder, Rejection, RequestLimit,
     RequestLimiter, TrustedProxies,
 };
-use sluicegate::policy::{KeySpec, Policy};
+use sluicegate::policy::{KeySpec, Policy, PolicyError};
+use sluicegate::redis::{AnyRedisLimiter, Fallback, RedisError};
 use sluicegate::Quota;
 
 /// Every option, checked.
@@ -19,7 +21,21 @@ pub(crate) struct Options {
     limits: Vec<Limit>,
     client_ip: ClientIp,
     on_backend_error: OnBackendError,
+    /// `on_backend_error="local"`: limits on Redis decide in this process while it cannot.
+    local_fallback: bool,
     redis: Option<Redis>,
+    standard_headers: bool,
+    legacy_headers: bool,
+    body: Body,
+}
+
+/// The body of a refusal: the library's plain text, the sentence as FastAPI's JSON
+/// `{"detail": ...}`, or the library's RFC 9457 problem details.
+#[derive(Clone, Copy)]
+enum Body {
+    Text,
+    Json,
+    Problem,
 }
 
 /// One limit. `policy.key` is `Global` and unused where a function computes the key.
@@ -34,8 +50,9 @@ struct Redis {
     cluster: bool,
 }
 
-/// A limit whose key a Python function computes: its name and the function.
-pub(crate) type KeyFunction = (String, Py<PyAny>);
+/// A limit whose key a Python function computes: its name, the function, and whether it
+/// takes the client's address (the one the trusted-proxy rules resolved) as a second argument.
+pub(crate) type KeyFunction = (String, Py<PyAny>, bool);
 
 /// The fields a limit's dict may have.
 const FIELDS: [&str; 5] = ["name", "key", "quota", "algorithm", "cost"];
@@ -52,10 +69,13 @@ impl Options {
         redis: Option<String>,
         redis_cluster: bool,
         on_backend_error: &str,
+        header_form: &Bound<'_, PyAny>,
+        body: &str,
     ) -> PyResult<(Options, Vec<KeyFunction>)> {
         if limits.is_instance_of::<PyString>() || limits.is_instance_of::<PyDict>() {
             return Err(PyTypeError::new_err(format!(
-                "limits must be a list of dicts, got {}",
+                "limits must be a list of dicts, got {}: write limits=[{{\"name\": \"ip\", \
+                 \"key\": \"ip\", \"quota\": \"5/second\"}}]",
                 type_name(limits)
             )));
         }
@@ -64,7 +84,8 @@ impl Options {
         for (i, item) in limits.try_iter()?.enumerate() {
             let (limit, function) = limit(i, &item?)?;
             if let Some(function) = function {
-                functions.push((limit.policy.name.clone(), function));
+                let takes_client = takes_client(function.bind(limits.py()))?;
+                functions.push((limit.policy.name.clone(), function, takes_client));
             }
             read.push(limit);
         }
@@ -77,16 +98,44 @@ impl Options {
             // Beyond u8 is beyond 128 too: the library's sentence says why.
             .ipv6_prefix(u8::try_from(ipv6_prefix).unwrap_or(u8::MAX))
             .map_err(|e| errors::value(format!("ipv6_prefix: {e}")))?;
+        let local_fallback = on_backend_error == "local";
+        let on_backend_error = if local_fallback {
+            // Outages are decided in process; other errors (a wrong-type key) let requests by.
+            OnBackendError::Allow
+        } else {
+            on_backend_error.parse().map_err(|e| {
+                errors::value(format!(
+                    "on_backend_error: {e}; or \"local\" (decide in process)"
+                ))
+            })?
+        };
+        let (standard_headers, legacy_headers) = header_forms(header_form)?;
+        let body = match body {
+            "text" => Body::Text,
+            "json" => Body::Json,
+            "problem+json" => Body::Problem,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "body: {other:?} is not a body: \"text\", \"json\" ({{\"detail\": ...}}) or \
+                     \"problem+json\" (RFC 9457)"
+                )))
+            }
+        };
+        if let Some(url) = &redis {
+            check_redis_url(url, redis_cluster)?;
+        }
         let options = Options {
             limits: read,
             client_ip,
-            on_backend_error: on_backend_error
-                .parse()
-                .map_err(|e| errors::value(format!("on_backend_error: {e}")))?,
+            on_backend_error,
+            local_fallback,
             redis: redis.map(|url| Redis {
                 url,
                 cluster: redis_cluster,
             }),
+            standard_headers,
+            legacy_headers,
+            body,
         };
         // Checks every limit and the set of them (names, count) now, even when the limits
         // will live on Redis, so that a mistake fails where the middleware is built.
@@ -99,9 +148,36 @@ impl Options {
         self.redis.is_some()
     }
 
+    /// The limits' names, in order.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.limits.iter().map(|l| l.policy.name.clone()).collect()
+    }
+
+    /// The client's address as the trusted-proxy rules resolve it (before grouping), or
+    /// `None` when the server gave none or the forwarding headers are malformed.
+    pub(crate) fn client_address(&self, request: &http::request::Parts) -> Option<String> {
+        match self.client_ip.client_addr(request).ok()? {
+            ClientAddr::Ip(ip) => Some(ip.to_string()),
+            ClientAddr::Obfuscated(name) => Some(name.to_owned()),
+        }
+    }
+
+    /// A builder with the settings (headers, body, backend errors) and no limit yet.
+    fn builder(&self) -> RateLimitBuilder {
+        let builder = RequestLimiter::builder()
+            .on_backend_error(self.on_backend_error)
+            .standard_headers(self.standard_headers)
+            .legacy_headers(self.legacy_headers);
+        match self.body {
+            Body::Text => builder,
+            Body::Problem => builder.responder(ProblemJson),
+            Body::Json => builder.responder(json_detail),
+        }
+    }
+
     /// The limiter with every limit in this process.
     pub(crate) fn in_process(&self) -> Result<RequestLimiter, String> {
-        let mut builder = RequestLimiter::builder().on_backend_error(self.on_backend_error);
+        let mut builder = self.builder();
         for limit in &self.limits {
             let built = if limit.given {
                 let backend = in_process_backend(limit.policy.algorithm, limit.policy.quota, true)
@@ -119,23 +195,53 @@ impl Options {
     /// The limiter the options describe: on Redis when `redis` is set (connected when Redis
     /// answers, so that the first request is decided there, else built all the same; needs
     /// the tokio runtime), else in process.
-    pub(crate) async fn limiter(&self) -> Result<RequestLimiter, String> {
+    /// Returns the limiters on Redis beside it (their counters say how Redis fares).
+    pub(crate) async fn limiter(&self) -> Result<(RequestLimiter, Vec<AnyRedisLimiter>), String> {
         let Some(redis) = &self.redis else {
-            return self.in_process();
+            return Ok((self.in_process()?, Vec::new()));
         };
-        let mut builder = RequestLimiter::builder().on_backend_error(self.on_backend_error);
+        let mut builder = self.builder();
+        let mut remotes = Vec::new();
         for limit in &self.limits {
-            let built = RequestLimit::from_policy_on_redis_connected(
-                &limit.policy,
-                &self.client_ip,
-                &redis.url,
-                redis.cluster,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+            let policy = &limit.policy;
+            let on_redis = |e: RedisError| format!("limit {:?} on Redis: {e}", policy.name);
+            // Connected first, so that the first request is decided on Redis when it
+            // answers; built lazily all the same when it does not.
+            let backend = match self.redis_backend(policy, redis, false).await {
+                Ok(backend) => backend,
+                Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => self
+                    .redis_backend(policy, redis, true)
+                    .await
+                    .map_err(on_redis)?,
+                Err(e) => return Err(on_redis(e)),
+            };
+            remotes.push(backend.clone());
+            let mut built = RequestLimit::new(policy.name.clone(), backend);
+            if !limit.given {
+                built = built
+                    .key(key_extractor(&policy.key, &self.client_ip).map_err(|e| e.to_string())?);
+            }
             builder = builder.limit(limit.finish(built));
         }
-        builder.limiter().map_err(|e| e.to_string())
+        Ok((builder.limiter().map_err(|e| e.to_string())?, remotes))
+    }
+
+    /// The Redis limiter behind `policy`, under the prefix every HTTP front end uses.
+    async fn redis_backend(
+        &self,
+        policy: &Policy,
+        redis: &Redis,
+        lazy: bool,
+    ) -> Result<AnyRedisLimiter, RedisError> {
+        let mut builder = AnyRedisLimiter::builder(policy.quota, policy.algorithm, &redis.url)
+            .prefix(redis_prefix(&policy.name))
+            .name(policy.name.clone())
+            .cluster(redis.cluster)
+            .lazy(lazy);
+        if self.local_fallback {
+            builder = builder.fallback(Fallback::Local { servers: 1 });
+        }
+        builder.connect().await
     }
 }
 
@@ -196,7 +302,17 @@ fn limit(i: usize, item: &Bound<'_, PyAny>) -> PyResult<(Limit, Option<Py<PyAny>
     };
     let (key, function) = match item.get_item("key")? {
         Some(function) if function.is_callable() => (KeySpec::Global, Some(function.unbind())),
-        Some(_) => (field_text("key", None)?.parse().map_err(|e| invalid(&e))?, None),
+        Some(_) => {
+            let spec = field_text("key", None)?;
+            let parsed = spec.parse().map_err(|error| match error {
+                PolicyError::BadHeaderName(_) => invalid(&error),
+                _ => invalid(&format!(
+                    "unknown key {spec:?}: expected \"ip\" (the client's address), \"global\", \
+                     \"header:NAME\" or a function of the request"
+                )),
+            })?;
+            (parsed, None)
+        }
         None => {
             return Err(PyValueError::new_err(format!(
                 "limit {name:?} has no \"key\": \"ip\", \"global\", \"header:NAME\" or a function of the request"
@@ -239,4 +355,95 @@ fn trusted(value: Option<&Bound<'_, PyAny>>) -> PyResult<TrustedProxies> {
         trusted.push(network.parse().map_err(|e| invalid(network, &e))?);
     }
     Ok(trusted)
+}
+
+/// `headers`: which rate-limit headers responses carry: `True` or `"standard"` (draft-10's
+/// `RateLimit-Policy` and `RateLimit`, the default), `"legacy"` (`X-RateLimit-*`), `"both"`,
+/// or `False`/`None` (none; a refusal still says `Retry-After`).
+fn header_forms(value: &Bound<'_, PyAny>) -> PyResult<(bool, bool)> {
+    if value.is_none() {
+        return Ok((false, false));
+    }
+    if let Ok(on) = value.cast::<pyo3::types::PyBool>() {
+        return Ok((on.is_true(), false));
+    }
+    match text(value, "headers")? {
+        "standard" => Ok((true, false)),
+        "legacy" => Ok((false, true)),
+        "both" => Ok((true, true)),
+        other => Err(PyValueError::new_err(format!(
+            "headers: {other:?} is not a header form: \"standard\" (RateLimit-Policy and \
+             RateLimit), \"legacy\" (X-RateLimit-*), \"both\", or False for none"
+        ))),
+    }
+}
+
+/// A `ValueError` now, where the middleware is built, for a Redis URL that cannot be used
+/// (each seed node's, with `cluster`); connecting waits for the first request.
+fn check_redis_url(url: &str, cluster: bool) -> PyResult<()> {
+    let urls: Vec<&str> = if cluster {
+        url.split(',').map(str::trim).collect()
+    } else {
+        vec![url]
+    };
+    for one in urls {
+        if let Err(e) = redis::Client::open(one) {
+            return Err(PyValueError::new_err(format!(
+                "redis: {one:?} is not a Redis URL such as \"redis://127.0.0.1:6379/\": {e}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// True when `function` takes a second positional argument (the client's address).
+fn takes_client(function: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let inspect = function.py().import("inspect")?;
+    let Ok(signature) = inspect.call_method1("signature", (function,)) else {
+        return Ok(false);
+    };
+    let parameter = inspect.getattr("Parameter")?;
+    let positional = [
+        parameter.getattr("POSITIONAL_ONLY")?,
+        parameter.getattr("POSITIONAL_OR_KEYWORD")?,
+    ];
+    let variadic = parameter.getattr("VAR_POSITIONAL")?;
+    let mut count = 0;
+    for p in signature
+        .getattr("parameters")?
+        .call_method0("values")?
+        .try_iter()?
+    {
+        let kind = p?.getattr("kind")?;
+        if kind.eq(&variadic)? {
+            return Ok(true);
+        }
+        if positional[0].eq(&kind)? || positional[1].eq(&kind)? {
+            count += 1;
+        }
+    }
+    Ok(count >= 2)
+}
+
+/// FastAPI's error body: `{"detail": "<the library's sentence>"}`, `application/json`.
+fn json_detail(rejection: &Rejection<'_>) -> http::Response<bytes::Bytes> {
+    let sentence = rejection.to_string();
+    let mut body = String::with_capacity(sentence.len() + 16);
+    body.push_str("{\"detail\":\"");
+    for c in sentence.chars() {
+        match c {
+            '"' => body.push_str("\\\""),
+            '\\' => body.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => body.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => body.push(c),
+        }
+    }
+    body.push_str("\"}");
+    let mut response = http::Response::new(bytes::Bytes::from(body));
+    *response.status_mut() = rejection.status();
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }

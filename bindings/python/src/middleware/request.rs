@@ -126,15 +126,30 @@ pub(crate) fn wsgi(environ: &Bound<'_, PyAny>) -> PyResult<Parts> {
     Ok(request_parts(method, &uri, headers, peer))
 }
 
-/// The keys the user's functions compute from `request` (the scope or the environ): a `str`,
-/// or `None` for none (the library then refuses the request with `400`).
+/// The keys the user's functions compute from `request` (the scope or the environ, or the
+/// framework's request for the route helpers), the functions that take two arguments also
+/// given `client()`, the client's address: a `str`, or `None` for none (the library then
+/// refuses the request with `400`).
 pub(crate) fn given_keys(
     functions: &[KeyFunction],
     request: &Bound<'_, PyAny>,
+    client: impl FnOnce() -> Option<String>,
 ) -> PyResult<GivenKeys> {
+    let py = request.py();
     let mut keys = GivenKeys::new();
-    for (limit, function) in functions {
-        let key = function.bind(request.py()).call1((request,))?;
+    let mut client = Some(client);
+    let mut address: Option<Bound<'_, PyAny>> = None;
+    for (limit, function, takes_client) in functions {
+        let key = if *takes_client {
+            if address.is_none() {
+                let found = client.take().and_then(|client| client());
+                address = Some(found.into_pyobject(py)?.into_any());
+            }
+            let address = address.as_ref().expect("set above");
+            function.bind(py).call1((request, address))?
+        } else {
+            function.bind(py).call1((request,))?
+        };
         let key = if key.is_none() {
             None
         } else {

@@ -3,10 +3,10 @@
 //! app's response, or answer it with the library's ready refusal (status, headers, body).
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
+use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use sluicegate::http::Verdict;
+use sluicegate::http::{Report, Verdict};
 
 /// What to do with a request: `passes` (hold it `wait` seconds, then let the app answer,
 /// adding the rate-limit headers to its response), or answer with `status`, `headers` and
@@ -19,18 +19,33 @@ pub(crate) struct HttpVerdict {
     /// A pass: the headers to add to the app's response. A refusal: its every header.
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Bytes,
+    /// What the headers report (sent or not), and the reported limit's name.
+    report: Option<(Report, String)>,
+    retry_after: Option<u64>,
 }
 
-impl From<Verdict> for HttpVerdict {
-    fn from(verdict: Verdict) -> Self {
+impl HttpVerdict {
+    /// The verdict of a limiter whose limits are called `names`, in order.
+    pub(crate) fn new(verdict: Verdict, names: &[String]) -> Self {
+        let named = |report: Report| {
+            let name = names.get(report.limit).cloned().unwrap_or_default();
+            (report, name)
+        };
         match verdict {
             Verdict::Pass { headers, wait } => HttpVerdict {
                 status: 0,
                 wait: wait.as_secs_f64(),
                 headers: headers.iter().collect(),
                 body: Bytes::new(),
+                report: headers.report().map(named),
+                retry_after: None,
             },
             Verdict::Refuse(response) => {
+                let report = response.extensions().get::<Report>().copied().map(named);
+                let retry_after = response
+                    .headers()
+                    .get(RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok()?.parse().ok());
                 let (parts, body) = response.into_parts();
                 let mut headers: Vec<_> = parts
                     .headers
@@ -47,6 +62,8 @@ impl From<Verdict> for HttpVerdict {
                     wait: 0.0,
                     headers,
                     body,
+                    report,
+                    retry_after,
                 }
             }
         }
@@ -169,6 +186,59 @@ impl HttpVerdict {
         Ok(out)
     }
 
+    /// The name of the limit the headers report (the tightest; on a `429`, the denying
+    /// limit that admits the request last); `None` when no limit decided.
+    #[getter]
+    fn limit(&self) -> Option<String> {
+        self.report.as_ref().map(|(_, name)| name.clone())
+    }
+
+    /// That limit's quota (requests per window).
+    #[getter]
+    fn quota(&self) -> Option<u32> {
+        self.report.as_ref().map(|(report, _)| report.quota)
+    }
+
+    /// Requests left under that limit.
+    #[getter]
+    fn remaining(&self) -> Option<u32> {
+        self.report.as_ref().map(|(report, _)| report.remaining)
+    }
+
+    /// Whole seconds until that limit's quota comes back (`RateLimit`'s `t`).
+    #[getter]
+    fn reset(&self) -> Option<u64> {
+        self.report.as_ref().map(|(report, _)| report.reset)
+    }
+
+    /// A refusal's `Retry-After`, in whole seconds; `None` for a pass.
+    #[getter]
+    fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
+
+    /// This refusal with another body and `Content-Type` (its status and rate-limit headers
+    /// unchanged): a new verdict. A pass is returned as it is.
+    fn with_body(&self, body: &[u8], content_type: &str) -> PyResult<HttpVerdict> {
+        let content_type = HeaderValue::from_str(content_type).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "content_type {content_type:?} is not a header value"
+            ))
+        })?;
+        let mut headers: Vec<_> = self
+            .headers
+            .iter()
+            .filter(|(name, _)| self.passes() || (name != CONTENT_TYPE && name != CONTENT_LENGTH))
+            .cloned()
+            .collect();
+        if self.passes() {
+            return Ok(self.copy(headers, self.body.clone()));
+        }
+        headers.push((CONTENT_TYPE, content_type));
+        headers.push((CONTENT_LENGTH, HeaderValue::from(body.len())));
+        Ok(self.copy(headers, Bytes::copy_from_slice(body)))
+    }
+
     fn __bool__(&self) -> bool {
         self.passes()
     }
@@ -195,6 +265,18 @@ impl HttpVerdict {
 }
 
 impl HttpVerdict {
+    /// This verdict with `headers` and `body`.
+    fn copy(&self, headers: Vec<(HeaderName, HeaderValue)>, body: Bytes) -> HttpVerdict {
+        HttpVerdict {
+            status: self.status,
+            wait: self.wait,
+            headers,
+            body,
+            report: self.report.clone(),
+            retry_after: self.retry_after,
+        }
+    }
+
     /// True when this verdict sets the header `name` (any case).
     fn sets(&self, name: &[u8]) -> bool {
         self.headers

@@ -1,0 +1,110 @@
+"""What the middlewares and the route helpers share: the options that stay in Python
+(`exempt`, `on_breach`, a body written by a function) and the warnings while Redis cannot
+decide. Every decision, key, client address and header is the native `HttpLimiter`'s."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from ._native import HttpLimiter, HttpVerdict
+
+logger = logging.getLogger("sluicegate")
+
+BodyFunction = Callable[[Any, HttpVerdict], Union[str, bytes]]
+"""A refusal's body computed from the request and the verdict."""
+
+Body = Union[str, BodyFunction]
+"""`"text"` (the library's sentence, text/plain), `"json"` (`{"detail": sentence}`),
+`"problem+json"` (RFC 9457), or a function of the request and the verdict returning the
+body (its `Content-Type` is `content_type`)."""
+
+OUTAGE_WARNING_EVERY = 10.0
+"""Seconds between two warnings while Redis cannot decide."""
+
+
+def native_body(body: Body) -> str:
+    """The body the native limiter writes: the one named, or text for a function to replace."""
+    if callable(body):
+        return "text"
+    if not isinstance(body, str):
+        raise TypeError(f"body must be a str or a function, got {type(body).__name__}")
+    return body
+
+
+def check_callable(value: Any, option: str) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"{option} must be a function of the request, got "
+                        f"{type(value).__name__}")
+
+
+def rewrite(verdict: HttpVerdict, body: Body, content_type: str, request: Any) -> HttpVerdict:
+    """A refusal with the body `body` writes, when it is a function (`429`s only: a missing
+    key's `400` and a `503` keep the library's sentence)."""
+    if not callable(body) or verdict.status != 429:
+        return verdict
+    written = body(request, verdict)
+    if isinstance(written, str):
+        written = written.encode("utf-8")
+    return verdict.with_body(written, content_type)
+
+
+class Outage:
+    """Warns on the logger `sluicegate`, at most every `OUTAGE_WARNING_EVERY` seconds, while
+    the limiter's Redis cannot decide, and once when it decides again."""
+
+    def __init__(self, limiter: HttpLimiter, on_backend_error: str) -> None:
+        self.limiter = limiter
+        self.on_backend_error = on_backend_error
+        self.seen = 0
+        self.warned_at: Optional[float] = None
+        self.lock = threading.Lock()
+
+    def check(self) -> None:
+        errors = self.limiter.backend_errors
+        if errors == self.seen and self.warned_at is None:
+            return
+        with self.lock:
+            now = time.monotonic()
+            if errors > self.seen:
+                new = errors - self.seen
+                self.seen = errors
+                if self.warned_at is None or now - self.warned_at >= OUTAGE_WARNING_EVERY:
+                    self.warned_at = now
+                    then = {"allow": "let through uncounted",
+                            "deny": "refused with 503",
+                            "local": "decided in this process"}[self.on_backend_error]
+                    logger.warning(
+                        "Redis cannot decide the limits %s: %d request(s) %s "
+                        "(on_backend_error=%r); %d since the limits were built",
+                        ", ".join(self.limiter.names), new, then, self.on_backend_error,
+                        errors)
+            elif self.warned_at is not None and self.limiter.backend_available:
+                self.warned_at = None
+                logger.warning("Redis decides the limits %s again",
+                               ", ".join(self.limiter.names))
+
+
+def build(limits: Sequence[Dict[str, Any]], *, trusted_proxies: Any, ipv6_prefix: int,
+          forwarded_headers: str, redis: Optional[str], redis_cluster: bool,
+          on_backend_error: str, headers: Union[str, bool, None], body: Body) -> HttpLimiter:
+    return HttpLimiter(
+        limits,
+        trusted_proxies=trusted_proxies,
+        ipv6_prefix=ipv6_prefix,
+        forwarded_headers=forwarded_headers,
+        redis=redis,
+        redis_cluster=redis_cluster,
+        on_backend_error=on_backend_error,
+        headers=False if headers is None else headers,
+        body=native_body(body),
+    )
+
+
+def as_list(limits: Any) -> List[Any]:
+    """`limits` as a list, leaving a str or a dict for the native check to explain."""
+    if isinstance(limits, (str, bytes, dict)) or not hasattr(limits, "__iter__"):
+        return limits  # type: ignore[no-any-return]
+    return list(limits)

@@ -1,0 +1,130 @@
+"""Per-route limits for FastAPI: `dependencies=[Depends(limit("5/minute"))]` on a route, or
+on a router for all of its routes.
+
+```python
+from fastapi import Depends, FastAPI
+from sluicegate.fastapi import limit
+
+app = FastAPI()
+
+@app.post("/login", dependencies=[Depends(limit("5/minute"))])
+async def login() -> dict: ...
+```
+
+The route stays in OpenAPI. A refusal is FastAPI's `HTTPException` (`RateLimitExceeded`):
+a `429` with `{"detail": ...}`, `Retry-After` and the rate-limit headers; a passing request's
+response gets the headers too (unless the route returns a `Response` object itself). The
+decision, keys, client address and headers are the library's (the native `HttpLimiter`).
+"""
+
+import asyncio
+import inspect
+import json
+from typing import Any, Awaitable, Callable, Optional, Sequence, Union
+
+from fastapi import HTTPException, Request, Response
+
+from ._common import Body, rewrite
+from ._native import HttpVerdict
+from ._route import Quota, QuotaFunction, RouteLimit, check_functions
+
+__all__ = ["RateLimitExceeded", "limit", "rate_limit_exceeded_handler"]
+
+
+class RateLimitExceeded(HTTPException):
+    """A refused request: `status_code` 429 (or 400 without its key, 503 when Redis cannot
+    answer and errors deny), `detail` the library's sentence, `headers` its `Retry-After`
+    and rate-limit headers. `verdict` is the decision; `response` the refusal as the
+    library wrote it (with `body=`), which `rate_limit_exceeded_handler` sends."""
+
+    def __init__(self, verdict: HttpVerdict, detail: str) -> None:
+        headers = {name.decode("latin-1"): value.decode("latin-1")
+                   for name, value in verdict.headers
+                   if name not in (b"content-type", b"content-length")}
+        super().__init__(status_code=verdict.status, detail=detail, headers=headers)
+        self.verdict = verdict
+        response = Response(content=verdict.body, status_code=verdict.status)
+        response.raw_headers = list(verdict.headers)
+        self.response = response
+
+
+async def rate_limit_exceeded_handler(request: Request, exc: Exception) -> Response:
+    """`app.add_exception_handler(RateLimitExceeded, rate_limit_exceeded_handler)`: refusals
+    are then sent with the body `body=` chose (the library's text, problem+json, or yours)
+    instead of FastAPI's `{"detail": ...}`."""
+    assert isinstance(exc, RateLimitExceeded)
+    return exc.response
+
+
+def _sentence(verdict: HttpVerdict) -> str:
+    body = verdict.body.decode("utf-8", "replace")
+    if body.startswith("{"):
+        try:
+            return str(json.loads(body)["detail"])
+        except (ValueError, KeyError):
+            return body
+    return body.rstrip("\n")
+
+
+def limit(
+    quota: Union[Quota, QuotaFunction],
+    *,
+    key: Union[str, Callable[..., Optional[str]]] = "ip",
+    algorithm: Optional[str] = None,
+    name: Optional[str] = None,
+    cost: int = 1,
+    redis: Optional[str] = None,
+    exempt: Optional[Callable[[Request], bool]] = None,
+    quotas: Optional[Sequence[str]] = None,
+    on_breach: Optional[Callable[[Request, HttpVerdict], Any]] = None,
+    headers: Union[str, bool, None] = "standard",
+    body: Body = "json",
+    content_type: str = "application/json",
+    trusted_proxies: Union[str, Sequence[str], None] = None,
+    ipv6_prefix: int = 64,
+    forwarded_headers: str = "x-forwarded-for",
+    redis_cluster: bool = False,
+    on_backend_error: str = "allow",
+) -> Callable[[Request, Response], Awaitable[None]]:
+    """A dependency limiting the routes it is added to: `Depends(limit("5/minute"))`.
+
+    `quota`: a quota string, a list of them (decided all-or-nothing, named `NAME-1`,
+    `NAME-2`...), or a function of the request returning one of `quotas`. `key`: `"ip"`
+    (through `trusted_proxies` only), `"global"`, `"header:NAME"`, or a function of the
+    `Request` (and, if it takes two arguments, the client's address as the trusted-proxy
+    rules resolved it) returning a str, or None (then 400). `name` (default `"route"`)
+    names the limit in the headers and on Redis: give each limit on one Redis its own.
+    `exempt(request)`: true lets the request through uncounted. `on_breach(request,
+    verdict)`: called on each 429 (may be async). The other options are the middleware's.
+    One `limit(...)` is one limit: every route it is added to shares it.
+    """
+    check_functions(exempt, on_breach)
+    route = RouteLimit(quota, name=name or "route", key=key, algorithm=algorithm, cost=cost,
+                       quotas=quotas, redis=redis, redis_cluster=redis_cluster,
+                       on_backend_error=on_backend_error, trusted_proxies=trusted_proxies,
+                       ipv6_prefix=ipv6_prefix, forwarded_headers=forwarded_headers,
+                       headers=headers, body=body)
+
+    async def rate_limit(request: Request, response: Response) -> None:
+        if exempt is not None and exempt(request):
+            return
+        limiter = route.limiter_for(request)
+        if limiter.remote:
+            verdict = await limiter.adecide_asgi(request.scope, request)
+            route.decided(limiter)
+        else:
+            verdict = limiter.decide_asgi(request.scope, request)
+        if not verdict.passes:
+            detail = _sentence(verdict)
+            if verdict.status == 429 and on_breach is not None:
+                called = on_breach(request, verdict)
+                if inspect.isawaitable(called):
+                    await called
+            raise RateLimitExceeded(rewrite(verdict, body, content_type, request), detail)
+        if verdict.wait:
+            await asyncio.sleep(verdict.wait)
+        for header, value in verdict.wsgi_headers():
+            response.headers[header] = value
+
+    rate_limit.limit = route  # type: ignore[attr-defined]
+    return rate_limit
