@@ -101,3 +101,9 @@ def test_a_type_checker_reads_the_stubs(tmp_path: Path) -> None:
     refused = mypy("mypy", "--strict", "--no-incremental", str(bad), cwd=tmp_path)
     assert refused.returncode == 1
     assert 'Argument 1 to "check" of "KeyedLimiter" has incompatible type "int"' in refused.stdout
+
+
+def test_a_typed_example_of_the_new_options_passes_mypy_strict(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parent / "typed_example.py"
+    checked = mypy("mypy", "--strict", "--no-incremental", str(example), cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

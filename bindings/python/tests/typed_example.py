@@ -1,0 +1,80 @@
+"""What a user of the package writes, for `mypy --strict` (test_package.py checks it): the
+waiting methods, the route helpers and the middlewares' options."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Dict, Optional
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from flask import Flask
+
+from sluicegate import Decision, HttpVerdict, KeyedLimiter, Limiter, RedisLimiter
+from sluicegate.asgi import RateLimitMiddleware
+from sluicegate.fastapi import RateLimitExceeded, limit, rate_limit_exceeded_handler
+from sluicegate.flask import limit as flask_limit
+from sluicegate.wsgi import RateLimitMiddleware as WsgiMiddleware
+
+per_host = KeyedLimiter("10/second")
+one = Limiter("5/second")
+
+
+async def fetch_all() -> None:
+    async with per_host.acquire("example.org") as decision:
+        remaining: int = decision.remaining
+    admitted: Decision = await one.acquire(cost=2)
+    print(remaining, admitted.allowed)
+
+
+def blocking() -> Optional[Decision]:
+    return per_host.wait("example.org", timeout=1.5)
+
+
+async def on_redis(url: str) -> bool:
+    async with RedisLimiter("5/second", url=url) as shared:
+        first = await shared.acquire("user:1")
+        return first.allowed
+
+
+def plan(request: Request) -> str:
+    return "100/minute" if request.headers.get("x-plan") == "pro" else "5/minute"
+
+
+def by_client(request: Request, client: Optional[str]) -> Optional[str]:
+    return None if client is None else f"{client} {request.url.path}"
+
+
+def breach(request: Request, verdict: HttpVerdict) -> None:
+    logging.getLogger("app").warning("%s over %s", request.url.path, verdict.limit)
+
+
+app = FastAPI()
+app.add_middleware(RateLimitMiddleware, limits=[{"name": "ip", "key": "ip", "quota": "5/s"}],
+                   exempt=lambda scope: scope["path"] == "/health", headers="legacy",
+                   on_backend_error="local", body="json")
+app.add_exception_handler(RateLimitExceeded, rate_limit_exceeded_handler)
+router = APIRouter(dependencies=[Depends(limit(["5/minute", "100/hour"], name="api"))])
+
+
+@app.get("/plan", dependencies=[Depends(limit(plan, quotas=["5/minute", "100/minute"],
+                                              key=by_client, on_breach=breach))])
+async def by_plan() -> Dict[str, str]:
+    return {"ok": "yes"}
+
+
+flask_app = Flask(__name__)
+flask_app.wsgi_app = WsgiMiddleware(  # type: ignore[method-assign]
+    flask_app.wsgi_app, limits=[{"name": "ip", "key": "ip", "quota": "5/s"}],
+    body=lambda environ, verdict: f"retry in {verdict.retry_after}")
+
+
+@flask_app.get("/login")
+@flask_limit("3/minute", exempt=lambda request: request.remote_addr == "127.0.0.1")
+def login() -> str:
+    return "ok"
+
+
+def run() -> Any:
+    asyncio.run(fetch_all())
+    return blocking()
