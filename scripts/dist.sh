@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds everything that installs without Rust into dist/ (emptied first):
-#   sluicegate-VERSION-cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl, sluicegate-VERSION.tar.gz
+#   sluicegate-VERSION-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl, sluicegate-VERSION.tar.gz
 #                                    the Python package: the abi3 wheel and the sdist
 #   sluicegate-VERSION.tgz, sluicegate-linux-x64-gnu-VERSION.tgz
 #                                    the npm packages (napi-rs's layout)

@@ -2,7 +2,8 @@
 # Builds the npm packages into OUT (default dist/), in napi-rs's layout:
 #   sluicegate-VERSION.tgz                 the JavaScript and its types; no install script; its
 #                                          optionalDependencies name the platform packages built here
-#   sluicegate-linux-x64-gnu-VERSION.tgz   the native module (`os`, `cpu` and `libc` say where it loads)
+#   sluicegate-linux-x64-gnu-VERSION.tgz   the native module (`os`, `cpu` and `libc` say where it
+#                                          loads; glibc 2.17 or later)
 # The module is built by bindings/node/scripts/build.js (`napi build --platform --release`);
 # `napi create-npm-dirs` and `napi artifacts` make the platform packages in bindings/node/npm/
 # (generated from package.json, so git ignores it; napi keeps them inside the package), and
@@ -15,8 +16,13 @@ node_dir="$PWD/bindings/node"
 
 cd "$node_dir"
 [ -x node_modules/.bin/napi ] || npm ci --ignore-scripts --no-audit --no-fund
+# Linked by zig against glibc 2.17's symbols, as the wheel is (scripts/dist/zig-cc.sh): the
+# package then loads on any x86-64 Linux with glibc 2.17 or later. cargo builds it for the
+# explicit target, in target/x86_64-unknown-linux-gnu/, beside the wheel's build.
+bash ../../scripts/dist/zig-venv.sh >/dev/null
 rm -f lib/*.node
-node scripts/build.js
+CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$PWD/../../scripts/dist/zig-cc.sh" \
+    node scripts/build.js --target x86_64-unknown-linux-gnu
 
 rm -rf "$stage" npm
 mkdir -p "$stage" "$out"

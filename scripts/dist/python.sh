@@ -3,25 +3,19 @@
 # Linux x86-64, tagged manylinux2014 (glibc 2.17, so pip on RHEL 7/8, Debian 10+ or
 # Ubuntu 18.04+ takes it), and the sdist. The wheel is linked by zig (PyPI's ziglang) against
 # glibc 2.17's symbols; maturin checks that the module needs nothing newer before it tags it.
-# maturin and ziglang live in a virtualenv under target/, and cargo builds into the
+# maturin and ziglang live in a virtualenv under target/ (zig-venv.sh), and cargo builds into the
 # workspace's target/ (under x86_64-unknown-linux-gnu/, as zig's builds name their target).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=$(realpath -m "${1:-dist}")
-venv="$PWD/target/dist-venv"
-
-if [ ! -x "$venv/bin/maturin" ] || ! "$venv/bin/python" -c "import ziglang" 2>/dev/null; then
-    # Debian's python3 lacks ensurepip (so `venv`) until python3-venv is installed.
-    python3 -m venv "$venv" 2>/dev/null || {
-        rm -rf "$venv"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
-        python3 -m venv "$venv"
-    }
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "ziglang>=0.13,<0.14"
-fi
-# maturin finds zig as `python3 -m ziglang`: the virtualenv's python3 first on PATH.
+venv=$(bash scripts/dist/zig-venv.sh)
 export PATH="$venv/bin:$PATH"
 mkdir -p "$out"
-maturin build --release --zig --compatibility manylinux2014 \
+# zig links through scripts/dist/zig-cc.sh, the node module's linker too: cargo puts the
+# linker in every crate's fingerprint, so one linker lets the two builds share what they
+# have in common (maturin --zig would name a linker of its own). maturin then checks the
+# module's symbols against manylinux2014 before it tags the wheel.
+CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$PWD/scripts/dist/zig-cc.sh" \
+    maturin build --release --target x86_64-unknown-linux-gnu --compatibility manylinux2014 \
     -m bindings/python/Cargo.toml --out "$out"
 maturin sdist -m bindings/python/Cargo.toml --out "$out"
