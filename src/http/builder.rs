@@ -2,7 +2,7 @@
 //! [`RateLimitLayer`].
 
 use super::error::BuildError;
-use super::headers::{self, check_name, push_sf_string};
+use super::headers::{self, check_name, push_sf_string, HeaderDraft};
 use super::layer::RateLimitLayer;
 use super::limit::RequestLimit;
 use super::limiter::{RequestLimiter, Settings, Skip};
@@ -16,6 +16,7 @@ use std::sync::Arc;
 pub struct RateLimitBuilder {
     limits: Vec<RequestLimit>,
     standard_headers: bool,
+    draft: HeaderDraft,
     legacy_headers: bool,
     on_backend_error: OnBackendError,
     exempt_preflight: bool,
@@ -28,6 +29,7 @@ impl Default for RateLimitBuilder {
         RateLimitBuilder {
             limits: Vec::new(),
             standard_headers: true,
+            draft: HeaderDraft::default(),
             legacy_headers: false,
             on_backend_error: OnBackendError::default(),
             exempt_preflight: false,
@@ -50,8 +52,16 @@ impl RateLimitBuilder {
         self
     }
 
+    /// Sends the standard headers in `draft`'s form ([`HeaderDraft`]; draft-10's by
+    /// default), for clients written against an earlier draft; turns them on.
+    pub fn headers_draft(mut self, draft: HeaderDraft) -> Self {
+        self.standard_headers = true;
+        self.draft = draft;
+        self
+    }
+
     /// Also sends the legacy `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
-    /// `X-RateLimit-Reset` (delay seconds) for old clients (off by default).
+    /// `X-RateLimit-Reset` (a Unix timestamp in seconds) for old clients (off by default).
     pub fn legacy_headers(mut self, on: bool) -> Self {
         self.legacy_headers = on;
         self
@@ -129,6 +139,15 @@ impl RateLimitBuilder {
                     .map(|l| (l.name.as_str(), l.backend.quota())),
             )
         });
+        // Draft-6 and draft-7 report one limit's policy: the reported one's.
+        let limit_policies = match self.draft {
+            HeaderDraft::Draft6 | HeaderDraft::Draft7 => self
+                .limits
+                .iter()
+                .map(|l| headers::window_policy(l.backend.quota()))
+                .collect(),
+            _ => Vec::new(),
+        };
         // An in-process backend answers before returning (the seam's contract); a remote one
         // returns a lazy call, dropped here unpolled. Knowing this up front lets several
         // in-process limits be decided on the stack, without boxing.
@@ -138,6 +157,8 @@ impl RateLimitBuilder {
             names,
             policy: policy.flatten(),
             standard_headers: self.standard_headers,
+            draft: self.draft,
+            limit_policies,
             legacy_headers: self.legacy_headers,
             on_backend_error: self.on_backend_error,
             exempt_preflight: self.exempt_preflight,
@@ -153,6 +174,7 @@ impl fmt::Debug for RateLimitBuilder {
         f.debug_struct("RateLimitBuilder")
             .field("limits", &self.limits)
             .field("standard_headers", &self.standard_headers)
+            .field("draft", &self.draft)
             .field("legacy_headers", &self.legacy_headers)
             .field("on_backend_error", &self.on_backend_error)
             .field("exempt_preflight", &self.exempt_preflight)

@@ -68,6 +68,7 @@ impl RateLimitHeaders {
             retry_after,
             report,
             legacy: false,
+            draft6: false,
         }
     }
 }

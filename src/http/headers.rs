@@ -47,6 +47,64 @@ pub(crate) fn reset_timestamp(reset: u64) -> u64 {
     ceil_secs(now).saturating_add(reset).min(SF_INTEGER_MAX)
 }
 
+/// Draft-6's `RateLimit-Limit`: the reported limit's quota.
+pub const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+/// Draft-6's `RateLimit-Remaining`: requests left under it.
+pub const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
+/// Draft-6's `RateLimit-Reset`: seconds until its quota comes back.
+pub const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
+
+/// Which draft of the IETF RateLimit headers the standard headers follow, for clients written
+/// against an earlier one (express-rate-limit's `standardHeaders: 'draft-6' | 'draft-7' |
+/// 'draft-8'`). Each reports the same numbers: `q` the quota, `r` remaining, `t` seconds.
+///
+/// - `Draft6`: `RateLimit-Policy: 5;w=60` (the reported limit's), `RateLimit-Limit: 5`,
+///   `RateLimit-Remaining: 4`, `RateLimit-Reset: 60`.
+/// - `Draft7`: `RateLimit-Policy: 5;w=60` and `RateLimit: limit=5, remaining=4, reset=60`.
+/// - `Draft8` and `Draft10` (the default): every limit's `RateLimit-Policy: "ip";q=5;w=60`
+///   and `RateLimit: "ip";r=4;t=60`, Structured Fields by name (draft-8's form is draft-10's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderDraft {
+    /// draft-ietf-httpapi-ratelimit-headers-06.
+    Draft6,
+    /// draft-ietf-httpapi-ratelimit-headers-07.
+    Draft7,
+    /// draft-ietf-httpapi-ratelimit-headers-08.
+    Draft8,
+    /// draft-ietf-httpapi-ratelimit-headers-10.
+    #[default]
+    Draft10,
+}
+
+impl std::str::FromStr for HeaderDraft {
+    type Err = String;
+
+    /// `draft-6`, `draft-7`, `draft-8` or `draft-10`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "draft-6" => Ok(HeaderDraft::Draft6),
+            "draft-7" => Ok(HeaderDraft::Draft7),
+            "draft-8" => Ok(HeaderDraft::Draft8),
+            "draft-10" => Ok(HeaderDraft::Draft10),
+            _ => Err(format!(
+                "unknown headers draft {text:?}: expected draft-6, draft-7, draft-8 or draft-10"
+            )),
+        }
+    }
+}
+
+/// One limit's `RateLimit-Policy` in draft-6 and draft-7's form: `q;w=W` (`w` left out for a
+/// period that is not whole seconds).
+pub(crate) fn window_policy(quota: Quota) -> Option<HeaderValue> {
+    let (q, period) = (quota.limit(), quota.period());
+    let mut text = q.to_string();
+    if period.subsec_nanos() == 0 && period.as_secs() > 0 {
+        let _ = write!(text, ";w={}", period.as_secs().min(SF_INTEGER_MAX));
+    }
+    HeaderValue::from_str(&text).ok()
+}
+
 /// The largest Structured Field integer (15 digits).
 const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
 
@@ -207,14 +265,64 @@ pub struct RateLimitHeaders {
     pub(crate) report: Option<Report>,
     /// Whether the legacy trio is written from `report`.
     pub(crate) legacy: bool,
+    /// Whether draft-6's `RateLimit-Limit`, `-Remaining` and `-Reset` are written from
+    /// `report`.
+    pub(crate) draft6: bool,
 }
 
 impl RateLimitHeaders {
+    /// The headers a limiter with `settings` sends for a response reporting `report`, with
+    /// `retry_after` seconds: the standard ones in the settings' draft when on, the legacy
+    /// trio when on.
+    #[inline]
+    pub(crate) fn for_report(
+        settings: &super::limiter::Settings,
+        report: Option<&Report>,
+        retry_after: Option<u64>,
+    ) -> RateLimitHeaders {
+        let mut headers = RateLimitHeaders {
+            policy: None,
+            ratelimit: None,
+            retry_after,
+            report: report.copied(),
+            legacy: settings.legacy_headers,
+            draft6: false,
+        };
+        if !settings.standard_headers {
+            return headers;
+        }
+        match settings.draft {
+            HeaderDraft::Draft8 | HeaderDraft::Draft10 => {
+                // A static value (see `policy_value`): cloning it copies a pointer.
+                headers.policy = settings.policy.clone();
+                headers.ratelimit =
+                    report.map(|report| ratelimit_value(&settings.names[report.limit], report));
+            }
+            HeaderDraft::Draft7 => {
+                if let Some(report) = report {
+                    headers.policy = settings.limit_policies[report.limit].clone();
+                    let value = format!(
+                        "limit={}, remaining={}, reset={}",
+                        report.quota, report.remaining, report.reset
+                    );
+                    headers.ratelimit = HeaderValue::from_str(&value).ok();
+                }
+            }
+            HeaderDraft::Draft6 => {
+                if let Some(report) = report {
+                    headers.policy = settings.limit_policies[report.limit].clone();
+                    headers.draft6 = true;
+                }
+            }
+        }
+        headers
+    }
+
     /// Adds the headers to `headers`, replacing any of the same names.
     #[inline]
     pub fn apply(self, headers: &mut HeaderMap) {
         // By move, not through `iter`: this runs for every response.
-        let legacy = self.legacy();
+        let (legacy, draft6) = (self.legacy(), self.draft6());
         if let Some(policy) = self.policy {
             headers.insert(RATELIMIT_POLICY, policy);
         }
@@ -223,6 +331,11 @@ impl RateLimitHeaders {
         }
         if let Some(secs) = self.retry_after {
             headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if let Some(report) = draft6 {
+            headers.insert(RATELIMIT_LIMIT, HeaderValue::from(report.quota));
+            headers.insert(RATELIMIT_REMAINING, HeaderValue::from(report.remaining));
+            headers.insert(RATELIMIT_RESET, HeaderValue::from(report.reset));
         }
         if let Some(report) = legacy {
             headers.insert(X_RATELIMIT_LIMIT, HeaderValue::from(report.quota));
@@ -248,6 +361,13 @@ impl RateLimitHeaders {
                 ),
             ]
         });
+        let draft6 = self.draft6().into_iter().flat_map(|report| {
+            [
+                (RATELIMIT_LIMIT, HeaderValue::from(report.quota)),
+                (RATELIMIT_REMAINING, HeaderValue::from(report.remaining)),
+                (RATELIMIT_RESET, HeaderValue::from(report.reset)),
+            ]
+        });
         let policy = self.policy.clone().map(|v| (RATELIMIT_POLICY, v));
         let ratelimit = self.ratelimit.clone().map(|v| (RATELIMIT, v));
         let retry = self
@@ -256,6 +376,7 @@ impl RateLimitHeaders {
         policy
             .into_iter()
             .chain(ratelimit)
+            .chain(draft6)
             .chain(retry)
             .chain(legacy)
     }
@@ -294,17 +415,78 @@ impl RateLimitHeaders {
             && self.ratelimit.is_none()
             && self.retry_after.is_none()
             && self.legacy().is_none()
+            && self.draft6().is_none()
     }
 
     /// The report the legacy trio is written from, when they are on.
     fn legacy(&self) -> Option<Report> {
         self.report.filter(|_| self.legacy)
     }
+
+    /// The report draft-6's three headers are written from, when they are on.
+    fn draft6(&self) -> Option<Report> {
+        self.report.filter(|_| self.draft6)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The headers a limit of 5 a minute (fixed windows, at time 0) sends on a first request
+    /// in `draft`'s form.
+    fn first_response(draft: HeaderDraft) -> Vec<(String, String)> {
+        use crate::http::{Deciding, Global, RateLimitLayer, RequestLimit, Verdict};
+        use crate::{algorithm::FixedWindow, clock::ManualClock, Limiter};
+        let limit = Limiter::<FixedWindow, _>::with_clock(Quota::per_minute(5), ManualClock::new())
+            .unwrap();
+        let limiter = RateLimitLayer::builder()
+            .limit(RequestLimit::new("ip", limit).key(Global))
+            .headers_draft(draft)
+            .limiter()
+            .unwrap();
+        let (parts, ()) = http::Request::get("/").body(()).unwrap().into_parts();
+        let Deciding::Now(Verdict::Pass { headers, .. }) = limiter.decide(&parts) else {
+            panic!("in process, admitted")
+        };
+        headers
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn each_draft_writes_its_form() {
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            first_response(HeaderDraft::Draft6),
+            pairs(&[
+                ("ratelimit-policy", "5;w=60"),
+                ("ratelimit-limit", "5"),
+                ("ratelimit-remaining", "4"),
+                ("ratelimit-reset", "60"),
+            ])
+        );
+        assert_eq!(
+            first_response(HeaderDraft::Draft7),
+            pairs(&[
+                ("ratelimit-policy", "5;w=60"),
+                ("ratelimit", "limit=5, remaining=4, reset=60"),
+            ])
+        );
+        let draft10 = pairs(&[
+            ("ratelimit-policy", r#""ip";q=5;w=60"#),
+            ("ratelimit", r#""ip";r=4;t=60"#),
+        ]);
+        assert_eq!(first_response(HeaderDraft::Draft8), draft10);
+        assert_eq!(first_response(HeaderDraft::Draft10), draft10);
+        assert_eq!("draft-7".parse(), Ok(HeaderDraft::Draft7));
+        assert!("draft-9".parse::<HeaderDraft>().is_err());
+    }
 
     #[test]
     fn names_are_strings_with_escapes_and_percent_encoding() {

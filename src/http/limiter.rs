@@ -63,6 +63,10 @@ pub(crate) struct Settings {
     pub(crate) names: Vec<String>,
     pub(crate) policy: Option<HeaderValue>,
     pub(crate) standard_headers: bool,
+    /// The form of the standard headers.
+    pub(crate) draft: headers::HeaderDraft,
+    /// Each limit's own policy, for the drafts that report one limit's (6 and 7).
+    pub(crate) limit_policies: Vec<Option<HeaderValue>>,
     pub(crate) legacy_headers: bool,
     pub(crate) on_backend_error: OnBackendError,
     pub(crate) exempt_preflight: bool,
@@ -274,20 +278,7 @@ impl Settings {
     /// The headers for a response reporting `report`, with `retry_after` seconds.
     #[inline]
     fn headers(&self, report: Option<&Report>, retry_after: Option<u64>) -> RateLimitHeaders {
-        let ratelimit = match report {
-            Some(report) if self.standard_headers => {
-                Some(headers::ratelimit_value(&self.names[report.limit], report))
-            }
-            _ => None,
-        };
-        RateLimitHeaders {
-            // A static value (see `headers::policy_value`): cloning it copies a pointer.
-            policy: self.policy.clone(),
-            ratelimit,
-            retry_after,
-            report: report.copied(),
-            legacy: self.legacy_headers,
-        }
+        RateLimitHeaders::for_report(self, report, retry_after)
     }
 
     /// Refuses with the response to `rejection`.

@@ -124,8 +124,9 @@ pub use error::BuildError;
 pub use foreign::DecidedLimit;
 pub use future::ResponseFuture;
 pub use headers::{
-    RateLimitHeaders, Report, RATELIMIT, RATELIMIT_POLICY, X_RATELIMIT_LIMIT,
-    X_RATELIMIT_REMAINING, X_RATELIMIT_RESET,
+    HeaderDraft, RateLimitHeaders, Report, RATELIMIT, RATELIMIT_LIMIT, RATELIMIT_POLICY,
+    RATELIMIT_REMAINING, RATELIMIT_RESET, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
+    X_RATELIMIT_RESET,
 };
 pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};
 pub use key::{

@@ -69,7 +69,7 @@ function normalize(options) {
     redis: redisUrl,
     redisCluster: options.redisCluster !== undefined,
     onBackendError,
-    standardHeaders: standardHeaders(options.standardHeaders),
+    ...standardHeaders(options.standardHeaders),
     legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders', false),
     // Keys each in-process limit holds at most: the library's default bound (1,000,000) unless given.
     maxKeys: wholeNumber(options.maxKeys, 'maxKeys', 1, 0xffffffff, undefined),
@@ -176,13 +176,19 @@ function ipv6Prefix(options) {
   return wholeNumber(options.ipv6Prefix ?? options.ipv6Subnet, name, 0, 128, 64);
 }
 
-/** On by default; draft-10's `RateLimit-Policy` and `RateLimit` are the only ones written. */
+/**
+ * `{ standardHeaders, headersDraft }`: on by default in draft-10's form (`RateLimit-Policy`
+ * and `RateLimit` by name); `true` is draft-6, as express-rate-limit reads it; or a draft by
+ * name. The library's one header writer writes each form.
+ */
 function standardHeaders(value) {
-  if (value === undefined || value === true || value === 'draft-10') return true;
-  if (value === false) return false;
+  if (value === undefined) return { standardHeaders: true, headersDraft: undefined };
+  if (value === false) return { standardHeaders: false, headersDraft: undefined };
+  if (value === true) return { standardHeaders: true, headersDraft: 'draft-6' };
+  if (['draft-6', 'draft-7', 'draft-8', 'draft-10'].includes(value)) return { standardHeaders: true, headersDraft: value };
   throw new TypeError(
-    `${WHAT}: \`standardHeaders\` is true, false or 'draft-10' (the RateLimit-Policy and RateLimit headers of ` +
-      `draft-ietf-httpapi-ratelimit-headers-10, the only ones written here), got ${describe(value)}`,
+    `${WHAT}: \`standardHeaders\` is true (draft-6, as express-rate-limit reads it), false, 'draft-6', 'draft-7', ` +
+      `'draft-8' or 'draft-10' (the default when omitted), got ${describe(value)}`,
   );
 }
 

@@ -20,8 +20,8 @@ use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::http::{
     in_process_backend_bounded, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys,
-    OnBackendError, RateLimitLayer, Report, RequestLimit, RequestLimiter, TrustedProxies, Verdict,
-    DEFAULT_MAX_KEYS,
+    HeaderDraft, OnBackendError, RateLimitLayer, Report, RequestLimit, RequestLimiter,
+    TrustedProxies, Verdict, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{KeySpec, Policy};
 use smallvec::SmallVec;
@@ -57,6 +57,8 @@ pub struct HttpOptions {
     /// `allow` or `deny`.
     pub on_backend_error: String,
     pub standard_headers: bool,
+    /// `draft-6`, `draft-7`, `draft-8` or `draft-10` (the library's default when absent).
+    pub headers_draft: Option<String>,
     pub legacy_headers: bool,
     /// The most keys each in-process keyed limit holds (the library's `DEFAULT_MAX_KEYS`
     /// when absent).
@@ -127,6 +129,9 @@ pub fn new_http_limiter<'env>(
         )
         .standard_headers(options.standard_headers)
         .legacy_headers(options.legacy_headers);
+    if let (true, Some(draft)) = (options.standard_headers, &options.headers_draft) {
+        builder = builder.headers_draft(draft.parse::<HeaderDraft>().map_err(invalid)?);
+    }
     let mut given = Vec::new();
     for (i, spec) in options.limits.iter().enumerate() {
         builder = builder.limit(limit(spec, &client_ip, &options)?);

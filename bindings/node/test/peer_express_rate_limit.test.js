@@ -13,36 +13,53 @@ const { runJest } = require('./support/jest');
 
 /** The tests that pass. */
 const PASSING = new Set([
-  'middleware-test.ts > middleware test should let the first request through',
-  'middleware-test.ts > middleware test should refuse additional connections once IP has reached the max',
-  'middleware-test.ts > middleware test should show the provided message instead of the default message when max connections are reached',
-  'middleware-test.ts > middleware test should allow the error status code to be customized',
-  'middleware-test.ts > middleware test should allow responding with a JSON message',
-  'middleware-test.ts > middleware test should allow message to be a function',
-  'middleware-test.ts > middleware test should allow message to be a function that returns a promise',
-  'middleware-test.ts > middleware test should use a custom handler when specified',
+  'headers-test.ts > headers test ratelimit-header-parser compatibility should emit a standard draft 7 combined header that ratelimit-header-parser can parse',
+  'headers-test.ts > headers test ratelimit-header-parser compatibility should emit legacy headers that ratelimit-header-parser can read',
+  'headers-test.ts > headers test ratelimit-header-parser compatibility should emit standard draft-6 headers that ratelimit-header-parser can read',
   'middleware-test.ts > middleware test should allow custom key generators',
   'middleware-test.ts > middleware test should allow custom skip function',
   'middleware-test.ts > middleware test should allow custom skip function that returns a promise',
   'middleware-test.ts > middleware test should allow max to be a function',
   'middleware-test.ts > middleware test should allow max to be a function that returns a promise',
-  'middleware-test.ts > middleware test should pass the number of hits and the limit to the next request handler in the `request.rateLimit` property',
+  'middleware-test.ts > middleware test should allow message to be a function',
+  'middleware-test.ts > middleware test should allow message to be a function that returns a promise',
+  'middleware-test.ts > middleware test should allow responding with a JSON message',
+  'middleware-test.ts > middleware test should allow the error status code to be customized',
   'middleware-test.ts > middleware test should handle two rate-limiters with different `requestPropertyNames` operating independently',
-  'headers-test.ts > headers test ratelimit-header-parser compatibility should emit legacy headers that ratelimit-header-parser can read',
+  'middleware-test.ts > middleware test should let the first request through',
+  'middleware-test.ts > middleware test should pass the number of hits and the limit to the next request handler in the `request.rateLimit` property',
+  'middleware-test.ts > middleware test should refuse additional connections once IP has reached the max',
+  'middleware-test.ts > middleware test should show the provided message instead of the default message when max connections are reached',
+  'middleware-test.ts > middleware test should use a custom handler when specified',
+  'options-test.ts > options test should not allow an invalid logger implemenation to be provided',
   'options-test.ts > options test should not allow the use of an invalid store',
   'options-test.ts > options test should not call `init` if it is not a function',
-  'options-test.ts > options test should not allow an invalid logger implemenation to be provided',
+]);
+
+/** Fixed windows start at the clock's edges: a test whose window ends within it may fail. */
+const EDGES = "fixed windows at the clock's edges";
+
+/** The failing tests that a window's edge fails: they may pass when none falls within them. */
+const EDGE_TESTS = new Set([
+  'middleware-test.ts > middleware test should (eventually) accept new connections from a blocked IP',
+  'middleware-test.ts > middleware test should work repeatedly',
+  'headers-test.ts > headers test should send correct `x-ratelimit-limit`, `x-ratelimit-remaining`, and `x-ratelimit-reset` headers',
+  'headers-test.ts > headers test should send correct `ratelimit-*` headers for the standard headers draft 6',
+  'headers-test.ts > headers test should send policy and combined ratelimit headers for the standard draft 7',
+  'headers-test.ts > headers test should return the `retry-after` header once IP has reached the max',
+  'headers-test.ts > headers test should not set the `retry-after` header if all headers have been disabled',
 ]);
 
 /** Why the others fail: the README's reasons, each recognized by its failure message. */
 const REASONS = [
   ['a custom `store`', /`store` \(express-rate-limit\) has no counterpart/],
   ['skipFailedRequests / skipSuccessfulRequests', /`skip(Failed|Successful)Requests` \(express-rate-limit\) has no counterpart/],
-  ["standardHeaders 'draft-6' / 'draft-7' / 'draft-8' forms", /`standardHeaders` is true, false or 'draft-10'|"ratelimit-policy" of "5;w=60"/],
+  ["draft-8's partition keys and express-rate-limit's quota names", /"ratelimit-policy" of ""[^"]+"; q=/],
+  ['an unknown draft is a TypeError', /got "invalid-draft"/],
   ['a `logger`', /`logger` \(express-rate-limit\) has no counterpart/],
   ["no options: express-rate-limit's defaults", /give `limits`, or one limit's `quota`|takes an options object/],
   ['`max: 0`', /a quota's limit must be at least 1 request/],
-  ["fixed windows at the clock's edges", /expected "retry-after" of "60"|Received: "\d+"|Expected: >= \d{10}|expected 429 "Too Many Requests", got 200|expected 200 "OK", got 429/],
+  [EDGES, /"retry-after" of "60"|"ratelimit-reset" of "60"|reset=60", got|Received: "\d+"|Expected: >= \d{10}|expected 429 "Too Many Requests", got 200|expected 200 "OK", got 429/],
   ['legacy headers off by default', /expected "x-ratelimit-limit" header field/],
   ["express-rate-limit's internals", /headers_js_1\.\w+\) is not a function/],
 ];
@@ -52,13 +69,15 @@ test("express-rate-limit's own middleware tests: those listed pass, the rest fai
   assert.equal(outcomes.size, 104, 'headers, middleware and options have 104 tests');
   for (const name of PASSING) assert.ok(outcomes.has(name), `no test named ${name}`);
   for (const [name, status] of outcomes) {
+    const reason = REASONS.find(([, pattern]) => pattern.test(messages.get(name)));
     if (PASSING.has(name)) {
-      assert.equal(status, 'passed', `${name}: ${status}\n${messages.get(name)}`);
+      // A window edge may fall within a passing test; nothing else may fail it.
+      if (status !== 'passed') assert.equal(reason?.[0], EDGES, `${name}: ${status}\n${messages.get(name)}`);
       continue;
     }
+    if (status === 'passed' && EDGE_TESTS.has(name)) continue;
     assert.equal(status, 'failed', `${name} now passes: list it`);
-    const reason = REASONS.find(([, pattern]) => pattern.test(messages.get(name)));
     assert.ok(reason, `${name} fails for no documented reason:\n${messages.get(name)}`);
   }
-  assert.equal(PASSING.size, 19);
+  assert.equal(PASSING.size, 21);
 });

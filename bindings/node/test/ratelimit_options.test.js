@@ -94,6 +94,29 @@ for (const [label, express] of Object.entries(EXPRESS)) {
     });
   });
 
+  test(`${label}: standardHeaders true is draft-6 (as express-rate-limit), 'draft-7' and 'draft-8' their forms, omitted draft-10`, async () => {
+    const first = async (standardHeaders) => {
+      let response;
+      await withApp(express, { windowMs: 60_000, limit: 5, standardHeaders }, async ({ url }) => {
+        [response] = await times(1, url);
+      });
+      const names = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+      return rateLimitHeaders(response, names).map(([name, value]) => [name.toLowerCase(), name === 'ratelimit-reset' || name === 'RateLimit-Reset' ? 'T' : value]);
+    };
+    const sixHeaders = await first(true);
+    assert.deepEqual(sixHeaders.map(([n]) => n), ['ratelimit-limit', 'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-reset']);
+    assert.deepEqual(sixHeaders.filter(([n]) => n !== 'ratelimit-reset'), [['ratelimit-limit', '5'], ['ratelimit-policy', '5;w=60'], ['ratelimit-remaining', '4']]);
+    assert.deepEqual(await first('draft-6'), sixHeaders);
+    const seven = await first('draft-7');
+    assert.equal(seven.length, 2);
+    assert.deepEqual(seven[1], ['ratelimit-policy', '5;w=60']);
+    assert.match(seven[0][1], /^limit=5, remaining=4, reset=\d+$/);
+    const eight = await first('draft-8');
+    assert.deepEqual(eight.map(([n]) => n), ['ratelimit', 'ratelimit-policy']);
+    assert.equal(eight[1][1], '"ip";q=5;w=60');
+    assert.deepEqual(await first(undefined), eight, 'omitted: draft-10, whose form draft-8 shares');
+  });
+
   test(`${label}: with a burst above the limit, remaining is never above the quota in one response`, async () => {
     await withApp(express, { quota: '10/second burst 20', legacyHeaders: true }, async ({ url }) => {
       const [first] = await times(1, url);
@@ -108,7 +131,7 @@ test('options that are wrong, or express-rate-limit options that do not exist he
   assert.throws(() => rateLimit({ quota: '5/second', skipFailedRequests: true }), { name: 'TypeError', message: /decided, and consumes, before it is handled/ });
   assert.throws(() => rateLimit({ quota: '5/second', passOnStoreError: true }), { message: /onBackendError/ });
   assert.throws(() => rateLimit({ quota: '5/second', quotas: 1 }), { name: 'TypeError', message: /unknown option `quotas`/ });
-  assert.throws(() => rateLimit({ quota: '5/second', standardHeaders: 'draft-7' }), { name: 'TypeError', message: /draft-ietf-httpapi-ratelimit-headers-10/ });
+  assert.throws(() => rateLimit({ quota: '5/second', standardHeaders: 'draft-9' }), { name: 'TypeError', message: /'draft-6', 'draft-7', 'draft-8' or 'draft-10'/ });
   assert.throws(() => rateLimit({ quota: '5/fortnight' }), { message: /^limit "ip": invalid quota "5\/fortnight"/ });
   assert.throws(() => rateLimit({ limits: [{ name: 'c', key: 'cookie:sid', quota: '5/second' }] }), { message: /^limit "c": .*cookie:sid/ });
   assert.throws(() => rateLimit({ limits: [{ name: 'a', quota: '5/s' }, { name: 'a', quota: '6/s' }] }), { message: /two limits are named "a"/ });
