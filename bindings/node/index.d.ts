@@ -214,8 +214,11 @@ export interface RateLimitOptions {
   cost?: number;
   /** express-rate-limit's form of the shorthand: `limit` requests per `windowMs` ms in fixed windows. */
   windowMs?: number;
-  limit?: number;
-  max?: number;
+  /** A number, or a function of the request returning one (or a Promise of one): a middleware per distinct number. */
+  limit?: number | ((req: any, res: any) => number | Promise<number>);
+  max?: number | ((req: any, res: any) => number | Promise<number>);
+  /** With `limit` as a function: the most distinct limits kept; default 16. */
+  maxTiers?: number;
   /** express-rate-limit's names for `key` (a function) and `name`. */
   keyGenerator?: KeyFunction;
   identifier?: string;
@@ -232,9 +235,9 @@ export interface RateLimitOptions {
   redisCluster?: string;
   /** When Redis cannot answer: 'allow' (default) lets requests through; 'deny' answers 503 with Retry-After: 1. */
   onBackendError?: 'allow' | 'deny';
-  /** RateLimit-Policy and RateLimit (draft-10) on every response; default true. */
-  standardHeaders?: boolean | 'draft-10';
-  /** Also X-RateLimit-Limit, -Remaining and -Reset (seconds from now); default false. */
+  /** Omitted: RateLimit-Policy and RateLimit (draft-10) on every response; true: draft-6 (as express-rate-limit); a draft by name; false: none. */
+  standardHeaders?: boolean | 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10';
+  /** Also X-RateLimit-Limit, -Remaining and -Reset (a Unix timestamp in seconds); default false. */
   legacyHeaders?: boolean;
   /** The most keys each in-process limit holds; default 1,000,000 (the library's bound). */
   maxKeys?: number;

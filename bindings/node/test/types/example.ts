@@ -17,7 +17,8 @@ async function shared(): Promise<void> {
   await limiter.close();
 }
 
-const middleware = rateLimit({ windowMs: 60_000, limit: 5, legacyHeaders: true, maxKeys: 10_000 });
+const middleware = rateLimit({ windowMs: 60_000, limit: 5, legacyHeaders: true, maxKeys: 10_000, standardHeaders: 'draft-7' });
+const perPlan = rateLimit({ windowMs: 60_000, limit: async (req) => (req.user ? 100 : 10), maxTiers: 4 });
 
 interface AxiosLike {
   interceptors: { request: { use: Function }; response: { use: Function } };
@@ -32,4 +33,4 @@ api.setRateLimitOptions(null);
 const waiting: number = api.getQueue().length;
 throttle(axiosInstance, { limits: [{ maxRequests: 5, duration: '2s' }, { quota: '1/second', key: (config) => String(config.url) }] });
 
-void [retry, full, shared, middleware, rps, waiting];
+void [retry, full, shared, middleware, perPlan, rps, waiting];
