@@ -115,6 +115,14 @@ pub trait Backend<Q: ?Sized>: Send + Sync {
         Call::ready(Ok(false))
     }
 
+    /// Forgets `key`'s state, so that its next request is decided as a new key's; `true` when
+    /// the key held one. `false` (the default) for backends without a state per key, such as
+    /// a direct limiter, which has one state for every key and nothing to forget for one.
+    fn reset<'a>(&'a self, key: &'a Q) -> Call<'a, bool> {
+        let _ = key;
+        Call::ready(Ok(false))
+    }
+
     /// Where `key`'s limit can be decided together with other limits in one step (the seam's
     /// batch hook: a Redis limiter names its node), if anywhere. `None` (the default) keeps
     /// the backend out of group decisions.
@@ -189,6 +197,10 @@ where
         Call::ready(Ok(receipt
             .into_swap()
             .is_some_and(|swap| self.undo_key(key, swap))))
+    }
+
+    fn reset<'a>(&'a self, key: &'a Q) -> Call<'a, bool> {
+        Call::ready(Ok(KeyedLimiter::reset(self, key)))
     }
 
     fn count(&self, allowed: bool) {

@@ -37,6 +37,10 @@ where
     fn undo<'a>(&'a self, key: &'a Q, receipt: Receipt) -> Call<'a, bool> {
         dispatch!(Keyed, &self.0, limiter => Backend::<Q>::undo(limiter, key, receipt))
     }
+
+    fn reset<'a>(&'a self, key: &'a Q) -> Call<'a, bool> {
+        Call::ready(Ok(AnyKeyedLimiter::reset(self, key)))
+    }
 }
 
 /// A direct limiter is one limit for every key: the key is ignored.

@@ -168,6 +168,15 @@ where
         dispatch!(Keyed, &self.0, limiter => limiter.sweep())
     }
 
+    /// Forgets `key`; see [`KeyedLimiter::reset`].
+    pub fn reset<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        dispatch!(Keyed, &self.0, limiter => limiter.reset(key))
+    }
+
     /// This limiter's limit for `key`, to check within a [`Composite`](crate::Composite)
     /// through [`AnyKeyed::as_limit`].
     ///

@@ -106,6 +106,34 @@ impl RequestLimiter {
         self.settings.on_backend_error
     }
 
+    /// Forgets `key` (as this front end's key extractors write it: a client address, a
+    /// header's value, what a key function returned) in every limit: express-rate-limit's
+    /// `resetKey`. Resolves to whether any limit held a state for it; complete at once
+    /// ([`Call::now`](crate::backend::Call::now)) when every limit is in process. The first
+    /// backend error ends it (the limits before it have forgotten the key).
+    pub fn reset(&self, key: &str) -> crate::backend::Call<'_, bool> {
+        let limits = &self.settings.limits;
+        if self.settings.immediate {
+            let mut held = false;
+            for limit in limits.iter() {
+                match limit.backend.reset(key).now() {
+                    Ok(Ok(reset)) => held |= reset,
+                    Ok(Err(error)) => return crate::backend::Call::ready(Err(error)),
+                    Err(_) => unreachable!("an immediate backend's call is complete"),
+                }
+            }
+            return crate::backend::Call::ready(Ok(held));
+        }
+        let key = key.to_owned();
+        crate::backend::Call::new(async move {
+            let mut held = false;
+            for limit in limits.iter() {
+                held |= limit.backend.reset(&key).await?;
+            }
+            Ok(held)
+        })
+    }
+
     /// Decides `request` against every limit: at once ([`Deciding::Now`]) when every limit
     /// is in process, else a [`PendingVerdict`] to await. Exempt requests (a skip rule, a
     /// CORS preflight when exempted) pass with no headers, uncounted.

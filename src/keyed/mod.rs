@@ -312,6 +312,32 @@ where
     pub fn sweep(&self) -> usize {
         self.table.sweep(clamp_time(self.clock.now()))
     }
+
+    /// Forgets `key`: its next request is decided as a new key's (a full bucket, an empty
+    /// window). Returns whether the key held a state. For a sign-in limit reset after a
+    /// successful sign-in, or a client unblocked by hand.
+    ///
+    /// A check racing with the reset is decided either before it (and then forgotten with
+    /// the rest) or after it, on the fresh state.
+    ///
+    /// ```
+    /// use sluicegate::{KeyedLimiter, Quota};
+    ///
+    /// let sign_in = KeyedLimiter::<String>::new(Quota::per_hour(1))?;
+    /// assert!(sign_in.check("alice").is_allowed());
+    /// assert!(sign_in.check("alice").is_denied());
+    /// assert!(sign_in.reset("alice"));
+    /// assert!(sign_in.check("alice").is_allowed());
+    /// assert!(!sign_in.reset("bob"), "never seen");
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn reset<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.table.reset(key)
+    }
 }
 
 /// # Changing the quota

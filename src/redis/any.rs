@@ -158,6 +158,11 @@ impl<C: TimeSource> AnyRedisLimiter<C> {
         dispatch!(Self, self, limiter => limiter.deny_cache_len())
     }
 
+    /// Forgets `key`; see [`RedisLimiter::reset`].
+    pub async fn reset(&self, key: &str) -> Result<bool, RedisError> {
+        dispatch!(Self, self, limiter => limiter.reset(key).await)
+    }
+
     /// The per-call timeout.
     pub fn timeout(&self) -> Duration {
         dispatch!(Self, self, limiter => limiter.timeout())
@@ -188,5 +193,9 @@ impl<C: TimeSource> Backend<str> for AnyRedisLimiter<C> {
 
     fn undo<'a>(&'a self, key: &'a str, receipt: Receipt) -> Call<'a, bool> {
         dispatch!(Self, self, limiter => Backend::undo(limiter, key, receipt))
+    }
+
+    fn reset<'a>(&'a self, key: &'a str) -> Call<'a, bool> {
+        dispatch!(Self, self, limiter => Backend::reset(limiter, key))
     }
 }

@@ -51,4 +51,12 @@ impl<A: Algorithm, C: TimeSource> Backend<str> for RedisLimiter<A, C> {
                 .map_err(BackendError::from)
         })
     }
+
+    fn reset<'a>(&'a self, key: &'a str) -> Call<'a, bool> {
+        Call::new(async move {
+            RedisLimiter::reset(self, key)
+                .await
+                .map_err(BackendError::from)
+        })
+    }
 }

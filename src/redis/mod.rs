@@ -160,6 +160,7 @@ mod limiter;
 mod link;
 mod params;
 mod reply;
+mod reset;
 mod scripts;
 mod telemetry;
 mod time;

@@ -421,6 +421,17 @@ impl<K, A: Engine, S: BuildHasher> Table<K, A, S> {
         }
     }
 
+    /// Forgets `key`'s state (see [`Shard::reset`]); whether it held one.
+    pub(crate) fn reset<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q> + Hash + Clone,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let guard = self.domain.pin();
+        let (shard, local) = self.locate(self.hasher.hash_one(key));
+        shard.reset(&self.context(), local, key, &guard)
+    }
+
     /// Removes every key whose state is fresh at `now`; returns how many.
     pub(crate) fn sweep(&self, now: u64) -> usize
     where

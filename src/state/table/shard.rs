@@ -20,7 +20,7 @@
 use super::array::{Array, Lookup};
 use super::sizing::Sizing;
 use super::word;
-use crate::algorithm::Op;
+use crate::algorithm::{Op, MAX_NANOS};
 use crate::decision::Decision;
 use crate::state::engine::Engine;
 use crate::state::outcome::{Swap, Sweep};
@@ -221,6 +221,42 @@ impl<K, A: Engine> Shard<K, A> {
         };
         self.collect(inner, ctx.domain);
         array
+    }
+
+    /// Forgets `key` (whose shard-local hash is `hash`): its slot is tombstoned as a sweep
+    /// would, whatever its state, so the next check of it starts afresh. Returns whether the
+    /// key held a state. Under the lock, so the current array has no moved slots; a check
+    /// racing with it lands before (and is forgotten) or after (on a fresh state).
+    pub(super) fn reset<Q, S>(
+        &self,
+        ctx: &Context<'_, S>,
+        hash: u64,
+        key: &Q,
+        guard: &Guard<'_>,
+    ) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let mut inner = lock(&self.inner);
+        let array = self.current(guard);
+        let Lookup::Found(word) = array.find(hash, key) else {
+            return false;
+        };
+        // Every state is fresh at the last time a check can see (2^62 ns, the year 2116, unless
+        // hits have pushed it into debt beyond that), so the sweep's own rule (which never
+        // loses a concurrent update, and retires a sliding log's ring) removes it.
+        let Sweep::Swept(payload) = A::keyed_sweep(word, array.params(), MAX_NANOS) else {
+            return false;
+        };
+        if let Some(payload) = payload {
+            let tag = ctx.domain.retire_tag();
+            inner.garbage.push((tag, Retired::Word(payload)));
+        }
+        inner.live -= 1;
+        inner.tombstones += 1;
+        self.len.store(inner.live, Ordering::Relaxed);
+        true
     }
 
     /// Tombstones every key whose state is fresh at `now`; returns how many.

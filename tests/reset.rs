@@ -1,0 +1,172 @@
+//! `reset(key)` everywhere a key has a state: a keyed limiter of every algorithm, the dynamic
+//! one, through the backend seam, an HTTP front end's every limit, and Redis (shared by two
+//! limiters, deny cache included).
+#![cfg(all(feature = "redis", feature = "http"))]
+
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use redis_server::RedisServer;
+use sluicegate::algorithm::{
+    FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
+};
+use sluicegate::backend::Backend;
+use sluicegate::clock::ManualClock;
+use sluicegate::dynamic::AnyKeyedLimiter;
+use sluicegate::http::{HeaderKey, RateLimitLayer, RequestLimit};
+use sluicegate::policy::AlgorithmKind;
+use sluicegate::redis::{AnyRedisLimiter, RedisLimiter};
+use sluicegate::{Algorithm, KeyedLimiter, Limiter, Quota};
+use std::sync::Arc;
+use std::thread;
+
+/// Exhausts `key` (and pushes it into debt with a hit), resets it, and finds it fresh: the
+/// same answers as a key never seen.
+fn forgets<A: Algorithm>() {
+    let clock = ManualClock::new();
+    let limiter = KeyedLimiter::<String, A, _>::with_clock(Quota::per_minute(3), clock).unwrap();
+    for _ in 0..3 {
+        assert!(limiter.check("alice").is_allowed());
+    }
+    assert!(limiter.check("alice").is_denied());
+    limiter.hit("alice", 5);
+    assert!(limiter.check("bob").is_allowed());
+    assert_eq!(limiter.len(), 2);
+
+    assert!(limiter.reset("alice"), "{}", A::KIND);
+    assert_eq!(limiter.len(), 1);
+    assert_eq!(limiter.peek("alice"), limiter.peek("carol"), "{}", A::KIND);
+    assert_eq!(limiter.check("alice").remaining(), 2, "{}", A::KIND);
+    assert!(!limiter.reset("dave"), "a key never seen");
+    assert_eq!(
+        limiter.check("bob").remaining(),
+        1,
+        "the other keys keep their state"
+    );
+}
+
+#[test]
+fn every_algorithm_forgets_a_key() {
+    forgets::<Gcra>();
+    forgets::<TokenBucket>();
+    forgets::<LeakyBucket>();
+    forgets::<FixedWindow>();
+    forgets::<SlidingWindow>();
+    forgets::<SlidingLog>();
+}
+
+#[test]
+fn plain_and_long_keys_forget_too() {
+    let numbers = KeyedLimiter::<u64>::new(Quota::per_hour(1)).unwrap();
+    assert!(numbers.check(&7).is_allowed());
+    assert!(numbers.reset(&7));
+    assert!(numbers.check(&7).is_allowed());
+    let long = "k".repeat(200);
+    let names = KeyedLimiter::<String, SlidingLog>::new(Quota::per_hour(1)).unwrap();
+    assert!(names.check(long.as_str()).is_allowed());
+    assert!(names.reset(long.as_str()));
+    assert!(names.check(long.as_str()).is_allowed());
+    assert!(names.check(long.as_str()).is_denied());
+}
+
+/// Resets racing with checks of the same keys: nothing panics or leaks, and every answer
+/// stays within the quota counted from the last reset (each check after the final reset
+/// sees a fresh key).
+#[test]
+fn resets_racing_with_checks_stay_consistent() {
+    let limiter = Arc::new(KeyedLimiter::<String, SlidingLog>::new(Quota::per_hour(5)).unwrap());
+    let keys: Vec<String> = (0..64).map(|n| format!("client-{n}")).collect();
+    let workers: Vec<_> = (0..2)
+        .map(|t| {
+            let (limiter, keys) = (limiter.clone(), keys.clone());
+            thread::spawn(move || {
+                for round in 0..200 {
+                    for key in &keys {
+                        if (round + t) % 7 == 0 {
+                            limiter.reset(key.as_str());
+                        } else {
+                            limiter.check(key.as_str());
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    for key in &keys {
+        limiter.reset(key.as_str());
+        assert_eq!(limiter.check(key.as_str()).remaining(), 4, "{key}");
+    }
+    assert_eq!(limiter.sweep(), 0);
+}
+
+#[test]
+fn the_dynamic_limiter_and_the_seam_forget_a_key() {
+    let any =
+        AnyKeyedLimiter::<String>::new(Quota::per_hour(1), AlgorithmKind::SlidingWindow).unwrap();
+    assert!(any.check("alice").is_allowed());
+    assert!(any.reset("alice"));
+    assert!(any.check("alice").is_allowed());
+    let seam: &dyn Backend<str> = &any;
+    assert_eq!(seam.reset("alice").now().unwrap().unwrap(), true);
+    assert!(any.check("alice").is_allowed());
+    // A direct limiter has one state for every key: nothing to forget for one.
+    let direct = Limiter::<Gcra>::new(Quota::per_hour(1)).unwrap();
+    assert_eq!(
+        Backend::<str>::reset(&direct, "alice")
+            .now()
+            .unwrap()
+            .unwrap(),
+        false
+    );
+}
+
+/// express-rate-limit's `resetKey`: a front end forgets a key in every limit it holds.
+#[test]
+fn a_front_end_forgets_a_key_in_every_limit() {
+    let hourly = Arc::new(KeyedLimiter::<String, FixedWindow>::new(Quota::per_hour(1)).unwrap());
+    let daily = Arc::new(KeyedLimiter::<String, Gcra>::new(Quota::per_day(1)).unwrap());
+    let limiter = RateLimitLayer::builder()
+        .limit(RequestLimit::shared("hour", hourly.clone()).key(HeaderKey::parse("x-key").unwrap()))
+        .limit(RequestLimit::shared("day", daily.clone()).key(HeaderKey::parse("x-key").unwrap()))
+        .limiter()
+        .unwrap();
+    assert!(hourly.check("k").is_allowed() && daily.check("k").is_allowed());
+    assert_eq!(limiter.reset("k").now().unwrap().unwrap(), true);
+    assert!(hourly.check("k").is_allowed() && daily.check("k").is_allowed());
+    assert_eq!(limiter.reset("unknown").now().unwrap().unwrap(), false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_forgets_a_key_for_every_process() -> Result<(), Box<dyn std::error::Error>> {
+    let server = RedisServer::start();
+    let url = server.url();
+    let quota = Quota::per_hour(2);
+    for kind in AlgorithmKind::ALL {
+        let one = AnyRedisLimiter::connect(quota, kind, &url).await?;
+        let other = AnyRedisLimiter::connect(quota, kind, &url).await?;
+        // (No denial yet: `one`'s deny cache would answer one until its countdown ends.)
+        assert!(one.check("alice").await?.is_allowed());
+        assert_eq!(other.check("alice").await?.remaining(), 0, "{kind}");
+        assert!(other.reset("alice").await?, "{kind}");
+        assert_eq!(
+            one.check("alice").await?.remaining(),
+            1,
+            "{kind}: forgotten for both"
+        );
+        assert!(!one.reset("never-seen").await?, "{kind}");
+    }
+    // The deny cache forgets too: a denial it holds is not answered after a reset.
+    let cached = RedisLimiter::<Gcra>::builder(Quota::per_hour(1), &url)
+        .prefix("cached:")
+        .deny_cache(true)
+        .connect()
+        .await?;
+    assert!(cached.check("bob").await?.is_allowed());
+    assert!(cached.check("bob").await?.is_denied());
+    assert!(cached.reset("bob").await?);
+    assert!(cached.check("bob").await?.is_allowed());
+    Ok(())
+}
