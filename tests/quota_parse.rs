@@ -126,3 +126,65 @@ proptest! {
         prop_assert_eq!(q.to_string().parse::<Quota>(), Ok(q));
     }
 }
+
+/// Weeks, months and years, fixed lengths as the service's config and `limits` count them.
+#[test]
+fn weeks_months_and_years_are_7_30_and_365_days() {
+    let day = 86_400;
+    for (text, days) in [
+        ("5/week", 7),
+        ("5 per 2 weeks", 14),
+        ("5/month", 30),
+        ("5/mo", 30),
+        ("5 per 3 months", 90),
+        ("5/year", 365),
+        ("5/y", 365),
+    ] {
+        let quota: Quota = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(quota.period(), Duration::from_secs(days * day), "{text}");
+        assert_eq!(
+            quota.to_string().parse::<Quota>().unwrap(),
+            quota,
+            "{text} round trip"
+        );
+    }
+    assert_eq!("5/week".parse::<Quota>().unwrap().to_string(), "5/week");
+    assert_eq!("5/60d".parse::<Quota>().unwrap().to_string(), "5/2mo");
+    // `m` stays a minute.
+    assert_eq!(
+        "5/m".parse::<Quota>().unwrap().period(),
+        Duration::from_secs(60)
+    );
+}
+
+/// Several limits in one string, as slowapi and Flask-Limiter users write them.
+#[test]
+fn several_quotas_parse_in_order() {
+    let quotas = Quota::parse_many("5 per minute; 10 per hour").unwrap();
+    assert_eq!(quotas, vec![Quota::per_minute(5), Quota::per_hour(10)]);
+    let quotas = Quota::parse_many("5/minute, 100/hour burst 20|7/day").unwrap();
+    assert_eq!(
+        quotas,
+        vec![
+            Quota::per_minute(5),
+            Quota::per_hour(100).with_burst(20),
+            Quota::per_day(7)
+        ]
+    );
+    // A `,` before `burst` belongs to its quota.
+    assert_eq!(
+        Quota::parse_many("100/hour, burst 20").unwrap(),
+        vec![Quota::per_hour(100).with_burst(20)]
+    );
+    assert_eq!(
+        Quota::parse_many("1/s").unwrap(),
+        vec![Quota::per_second(1)]
+    );
+    // Errors name the column in the whole string.
+    let error = Quota::parse_many("5/minute; 10/fortnight")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("column 14"), "{error}");
+    assert!(Quota::parse_many("5/minute;").is_err());
+    assert!(Quota::parse_many("").is_err());
+}

@@ -147,6 +147,27 @@ impl Quota {
         self.period_ns
     }
 
+    /// Parses several quotas in one string, as `limits`, slowapi and Flask-Limiter users write
+    /// them: `"5/minute; 100/hour"` (also separated by `|`, or by `,` before a limit). A
+    /// request is meant to pass all of them: give each to its own limiter and check them as
+    /// one ([`Composite`](crate::Composite), or one limit each in the HTTP layer, which
+    /// decides all-or-nothing). One quota alone parses too.
+    ///
+    /// ```
+    /// use sluicegate::Quota;
+    /// use std::time::Duration;
+    ///
+    /// let quotas = Quota::parse_many("5 per minute; 100/hour, burst 10 | 1000/month")?;
+    /// assert_eq!(quotas.len(), 3);
+    /// assert_eq!(quotas[1].burst(), 10);
+    /// assert_eq!(quotas[2].period(), Duration::from_secs(30 * 86_400)); // a month: 30 days
+    /// assert!(Quota::parse_many("5/minute; 0/hour").is_err());
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn parse_many(input: &str) -> Result<Vec<Quota>, QuotaError> {
+        parse::parse_many(input)
+    }
+
     /// A quota from parts already validated (by a quota that had them).
     pub(crate) fn from_parts(limit: u32, burst: u32, period_ns: u64) -> Quota {
         Quota {
@@ -161,7 +182,9 @@ impl std::str::FromStr for Quota {
     type Err = QuotaError;
 
     /// Parses `"100/s"`, `"100/second"`, `"100 per second"`, `"5/30s"`, `"10/500ms"`,
-    /// `"1000/h"`, `"100/minute burst 20"`; case-insensitive, surrounding spaces allowed.
+    /// `"1000/h"`, `"100/minute burst 20"`, `"5/week"`, `"5/month"` (30 days), `"5/year"`
+    /// (365 days); case-insensitive, surrounding spaces allowed. Several quotas in one
+    /// string: [`Quota::parse_many`].
     fn from_str(s: &str) -> Result<Quota, QuotaError> {
         parse::parse(s)
     }

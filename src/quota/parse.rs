@@ -46,8 +46,8 @@ pub(super) fn parse(input: &str) -> Result<Quota, QuotaError> {
         scan.error_at(
             unit_column,
             &format!(
-                "unknown period unit '{unit}' (expected ns, us, ms, s, m, h, d, \
-                 or second, minute, hour, day)"
+                "unknown period unit '{unit}' (expected ns, us, ms, s, m, h, d, w, mo, y, \
+                 or second, minute, hour, day, week, month, year)"
             ),
         )
     })?;
@@ -82,6 +82,41 @@ pub(super) fn parse(input: &str) -> Result<Quota, QuotaError> {
         )));
     }
     Ok(quota)
+}
+
+/// Reads several quotas: `"5/minute; 100/hour"`, separated by `;`, `|`, or `,` before a
+/// limit (a `,` before `burst` belongs to its quota), as `limits`, slowapi and Flask-Limiter
+/// write them. Errors name the column in the whole input.
+pub(super) fn parse_many(input: &str) -> Result<Vec<Quota>, QuotaError> {
+    let mut quotas = Vec::new();
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (at, c) in input.char_indices() {
+        let separates = match c {
+            ';' | '|' => true,
+            ',' => input[at + 1..]
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_digit()),
+            _ => false,
+        };
+        if separates {
+            parts.push((start, &input[start..at]));
+            start = at + 1;
+        }
+    }
+    parts.push((start, &input[start..]));
+    for (offset, part) in parts {
+        let quota = parse(part).map_err(|error| match error {
+            QuotaError::Parse { column, reason, .. } => QuotaError::Parse {
+                input: input.to_string(),
+                column: column + input[..offset].chars().count(),
+                reason,
+            },
+            other => other,
+        })?;
+        quotas.push(quota);
+    }
+    Ok(quotas)
 }
 
 /// A cursor over the input's characters that knows each one's column.

@@ -9,7 +9,27 @@ pub(super) struct Unit {
     pub(super) spellings: &'static [&'static str],
 }
 
-pub(super) const UNITS: [Unit; 7] = [
+/// Weeks, months and years are fixed lengths, as the service's config and `limits` count
+/// them: a week is 7 days, a month 30 days, a year 365 days (not calendar months or years).
+pub(super) const UNITS: [Unit; 10] = [
+    Unit {
+        nanos: 365 * 86_400_000_000_000,
+        abbrev: "y",
+        word: Some("year"),
+        spellings: &["y", "yr", "yrs", "year", "years"],
+    },
+    Unit {
+        nanos: 30 * 86_400_000_000_000,
+        abbrev: "mo",
+        word: Some("month"),
+        spellings: &["mo", "mos", "month", "months"],
+    },
+    Unit {
+        nanos: 7 * 86_400_000_000_000,
+        abbrev: "w",
+        word: Some("week"),
+        spellings: &["w", "wk", "wks", "week", "weeks"],
+    },
     Unit {
         nanos: 86_400_000_000_000,
         abbrev: "d",
