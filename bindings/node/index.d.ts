@@ -58,6 +58,8 @@ export class KeyedLimiter {
   peek(key: string, cost?: number): Decision;
   hit(key: string, cost?: number): Decision;
   /** Keys currently held. */
+  /** Forgets `key` (the engine's reset): whether it was held. */
+  reset(key: string): boolean;
   readonly size: number;
   readonly maxCost: number;
 }
@@ -99,6 +101,8 @@ export class RedisLimiter {
   readonly maxCost: number;
   /** False while the limiter considers Redis down. */
   readonly available: boolean;
+  /** Forgets `key` on Redis: whether it was held. */
+  reset(key: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -256,7 +260,14 @@ export interface RateLimitOptions {
 }
 
 /** Connect-style middleware (express 4 and 5, or any `(req, res, next)`, plain `http` servers too). */
-export function rateLimit(options: RateLimitOptions): (req: any, res: any, next: (error?: unknown) => void) => void;
+/** The middleware, with express-rate-limit's `resetKey`. */
+export interface RateLimitMiddleware {
+  (req: any, res: any, next: (error?: unknown) => void): void;
+  /** Forgets `key` in every limit: a Promise of whether any held it. */
+  resetKey(key: string): Promise<boolean>;
+}
+
+export function rateLimit(options: RateLimitOptions): RateLimitMiddleware;
 
 declare const sluicegate: {
   Limiter: typeof Limiter;

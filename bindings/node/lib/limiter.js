@@ -83,6 +83,12 @@ class KeyedLimiter {
     return decision(keyedDecide(this.#native, key, HIT, cost(n)));
   }
 
+  /** Forgets `key` (the engine's reset): its next request starts afresh. Whether it was held. */
+  reset(key) {
+    if (typeof key !== 'string') throw badKey(key);
+    return native.keyedReset(this.#native, key);
+  }
+
   /** Keys currently held (idle keys are dropped by the engine as it goes). */
   get size() {
     return native.keyedSize(this.#native);

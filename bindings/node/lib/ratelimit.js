@@ -112,7 +112,7 @@ function rateLimit(options) {
     else keys.then((resolved) => decide(req, res, next, resolved), next);
   }
 
-  return function rateLimitMiddleware(req, res, next) {
+  const middleware = function rateLimitMiddleware(req, res, next) {
     if (skip === null) return run(req, res, next);
     let skipped;
     try {
@@ -128,6 +128,14 @@ function rateLimit(options) {
       run(req, res, next);
     }
   };
+  /** express-rate-limit's `resetKey`: forgets `key` (as the limits' keys are written: a client
+   * address, a header's value, a key function's string) in every limit; a Promise of whether
+   * any limit held it. */
+  middleware.resetKey = (key) => {
+    if (typeof key !== 'string') return Promise.reject(new TypeError(`rateLimit: resetKey(key): a key must be a string, got ${describe(key)}`));
+    return native.httpReset(handle, key);
+  };
+  return middleware;
 }
 
 /** What the response reports (its tightest limit), as express-rate-limit's `req.rateLimit`

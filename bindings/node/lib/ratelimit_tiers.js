@@ -35,7 +35,7 @@ function tiered(options, make) {
     return middleware;
   }
 
-  return function rateLimitTiered(req, res, next) {
+  const middleware = function rateLimitTiered(req, res, next) {
     let value;
     try {
       value = fn(req, res);
@@ -54,6 +54,12 @@ function tiered(options, make) {
     if (value && typeof value.then === 'function') value.then(go, next);
     else go(value);
   };
+  /** Forgets `key` in every tier made so far. */
+  middleware.resetKey = async (key) => {
+    const held = await Promise.all([...tiers.values()].map((m) => m.resetKey(key)));
+    return held.some(Boolean);
+  };
+  return middleware;
 }
 
 module.exports = { tiered };

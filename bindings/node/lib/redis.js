@@ -59,6 +59,12 @@ class RedisLimiter {
     return this.#decide(key, HIT, n);
   }
 
+  /** Forgets `key` on Redis (one DEL): a Promise of whether it was held. */
+  async reset(key) {
+    if (typeof key !== 'string') throw badKey(key);
+    return this.#native.reset(key);
+  }
+
   async #decide(key, op, n) {
     if (typeof key !== 'string') throw badKey(key);
     return answer(await this.#native.decide(key, op, cost(n)));

@@ -15,7 +15,7 @@ use crate::options::{algorithm, quota};
 use crate::out::millis;
 use crate::raw;
 use crate::text::{self, Encoding};
-use napi::bindgen_prelude::{block_on, Float64Array, Unknown};
+use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::http::{
@@ -223,6 +223,28 @@ fn limit(
         limit
     };
     Ok(limit.cost(spec.cost))
+}
+
+/// `httpReset(handle, key)`: forgets `key` (as the limits' key extractors write it: a client
+/// address, a header's value, what a key function returned) in every limit of the
+/// middleware, express-rate-limit's `resetKey`; a Promise of whether any limit held it.
+#[napi]
+pub fn http_reset<'env>(
+    env: &'env Env,
+    handle: Unknown<'env>,
+    key: String,
+) -> napi::Result<PromiseRaw<'env, bool>> {
+    // SAFETY: `handle` and `env` are this call's.
+    let Some(state) = (unsafe { handle::get::<HttpState>(env.raw(), handle.raw()) }) else {
+        return Err(Error::new(Status::InvalidArg, "not a rateLimit handle"));
+    };
+    let limiter = state.limiter.clone();
+    env.spawn_future(async move {
+        limiter
+            .reset(&key)
+            .await
+            .map_err(|e| Error::from_reason(e.to_string()))
+    })
 }
 
 fn invalid(error: impl Display) -> Error {

@@ -144,6 +144,28 @@ pub(crate) unsafe extern "C" fn keyed_check(
     }
 }
 
+/// `keyedReset(handle, key)`: forgets `key` (the engine's `reset`); returns whether the
+/// limiter held a state for it.
+pub(crate) unsafe extern "C" fn keyed_reset(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle, key] = raw::args::<2>(env, info);
+    let Some(state) = handle::get::<KeyedState>(env, handle) else {
+        return raw::throw_type_error(env, c"not a KeyedLimiter handle");
+    };
+    let held = with_key(env, key, |units| {
+        with_wtf8(units, |key| match &state.limiter {
+            Keyed::Real(l) => l.reset(key),
+            Keyed::Manual(l) => l.reset(key),
+        })
+    });
+    match held {
+        Some(held) => raw::boolean(env, held),
+        None => raw::throw_type_error(env, c"a key must be a string"),
+    }
+}
+
 /// `keyedDecideObject(handle, key, op, cost)`: [`keyed_decide`], returning the decision as
 /// a JavaScript object built here instead. Not used by the package; kept so that
 /// `bench/return_paths.js` can measure the two ways against each other.

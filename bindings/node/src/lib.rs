@@ -40,7 +40,7 @@ use napi_derive::napi;
 #[napi(module_exports)]
 pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
     let (env, exports) = (env.raw(), exports.raw());
-    let callbacks: [(&std::ffi::CStr, raw::Callback); 9] = [
+    let callbacks: [(&std::ffi::CStr, raw::Callback); 10] = [
         (c"limiterCheck", limiter::limiter_check),
         (c"keyedCheck", keyed::keyed_check),
         (c"limiterDecide", limiter::limiter_decide),
@@ -48,6 +48,7 @@ pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
         (c"keyedDecide", keyed::keyed_decide),
         (c"keyedDecideObject", keyed::keyed_decide_object),
         (c"keyedSize", keyed::keyed_size),
+        (c"keyedReset", keyed::keyed_reset),
         (c"keyedMaxCost", keyed::keyed_max_cost),
         (c"httpDecide", http_limiter::http_decide),
     ];

@@ -220,6 +220,22 @@ impl NativeRedis {
         })
     }
 
+    /// Forgets `key` on Redis (the engine's `reset`); resolves to whether a state was held.
+    #[napi]
+    pub fn reset<'env>(&self, env: &'env Env, key: String) -> napi::Result<PromiseRaw<'env, bool>> {
+        let limiter = self.limiter();
+        env.spawn_future(async move {
+            match limiter {
+                None => Err(napi::Error::from_reason("the RedisLimiter is closed")),
+                Some(l) => l
+                    .backend()
+                    .reset(&key)
+                    .await
+                    .map_err(|e| napi::Error::from_reason(e.to_string())),
+            }
+        })
+    }
+
     /// The largest cost one check can be allowed.
     #[napi(getter)]
     pub fn max_cost(&self) -> u32 {

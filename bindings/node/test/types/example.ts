@@ -7,12 +7,15 @@ const perUser = new KeyedLimiter({ quota: '100/minute burst 20', algorithm: 'sli
 const d: Decision = perUser.check('user:42', 3);
 const retry: number | null = d.retryAfter;
 const full: boolean = d.reason === 'table-full';
+const forgot: boolean = perUser.reset('user:42');
 const one = new Limiter({ quota: '1000/second' });
 one.peek(2);
 
 async function shared(): Promise<void> {
   const limiter = await RedisLimiter.connect({ quota: '100/minute', url: 'redis://127.0.0.1:6379/', prefix: 'app:' });
   const decided: Decision = await limiter.check('user:42');
+  const gone: boolean = await limiter.reset('user:42');
+  void gone;
   void decided;
   await limiter.close();
 }
@@ -33,4 +36,5 @@ api.setRateLimitOptions(null);
 const waiting: number = api.getQueue().length;
 throttle(axiosInstance, { limits: [{ maxRequests: 5, duration: '2s' }, { quota: '1/second', key: (config) => String(config.url) }] });
 
-void [retry, full, shared, middleware, perPlan, rps, waiting];
+const unblocked: Promise<boolean> = middleware.resetKey('127.0.0.1');
+void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked];
