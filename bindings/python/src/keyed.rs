@@ -90,6 +90,15 @@ impl KeyedLimiter {
         Ok(gil::around(py, || on_clock!(&self.0, limiter => limiter.hit(key, n.0))).into())
     }
 
+    /// Forgets `key`: its next request is decided as a new key's (a sign-in limit reset
+    /// after a successful sign-in, a client unblocked by hand). Returns whether it held a
+    /// state.
+    #[pyo3(text_signature = "($self, key)")]
+    fn reset(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = args::key(key)?;
+        Ok(on_clock!(&self.0, limiter => limiter.reset(key)))
+    }
+
     /// The keys currently held (idle keys are dropped by themselves).
     fn __len__(&self) -> usize {
         on_clock!(&self.0, limiter => limiter.len())

@@ -150,3 +150,24 @@ def test_on_the_real_clock_a_burst_passes_and_the_next_request_waits() -> None:
     denied = limiter.check("a")
     assert not denied
     assert denied.retry_after is not None and 0 < denied.retry_after <= 12.0
+
+
+def test_reset_forgets_a_key() -> None:
+    for algorithm in ALGORITHMS_FOR_RESET:
+        clock = sluicegate.ManualClock()
+        limiter = sluicegate.KeyedLimiter("2/hour", algorithm=algorithm, clock=clock)
+        limiter.hit("alice", 5)
+        assert not limiter.peek("alice")
+        assert limiter.reset("alice") is True
+        fresh = limiter.peek("never-seen")
+        again = limiter.peek("alice")
+        assert (again.allowed, again.remaining) == (fresh.allowed, fresh.remaining), algorithm
+        assert limiter.reset("bob") is False
+        long = "k" * 200
+        assert limiter.check(long)
+        assert limiter.reset(long)
+        assert len(limiter) == 0  # peeks insert nothing; both keys forgotten
+
+
+ALGORITHMS_FOR_RESET = ["gcra", "token-bucket", "leaky-bucket", "fixed-window",
+                        "sliding-window", "sliding-log"]

@@ -111,6 +111,8 @@ class KeyedLimiter:
         """The decision `check(key, cost)` would return now, consuming nothing."""
     def hit(self, key: str, n: int = 1) -> Decision:
         """Records `n` for `key` whatever the answer."""
+    def reset(self, key: str) -> bool:
+        """Forgets `key`: its next request is decided as a new key's; whether it held a state."""
     def __len__(self) -> int:
         """The keys currently held."""
     @property
