@@ -199,9 +199,9 @@ fn round<K: Clone, L: Subject<K>>(keys: &[K], order: &[usize], figures: &mut Fig
     figures
         .insert
         .push(ns_per(elapsed, tables.len() * keys.len()));
-    figures.bytes.push(
-        (LIVE.load(Ordering::Relaxed) - before) as f64 / (tables.len() * keys.len()) as f64,
-    );
+    figures
+        .bytes
+        .push((LIVE.load(Ordering::Relaxed) - before) as f64 / (tables.len() * keys.len()) as f64);
 
     let table = &tables[0];
     let start = Instant::now();
