@@ -117,6 +117,13 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_SHUTDOWN_GRACE", default_value_t = 10)]
     pub shutdown_grace: u64,
 
+    /// Threads that serve requests: 0 (the default) runs one per CPU this process may use
+    /// (one thread when that is one); 1 runs everything on one thread (no work stealing or
+    /// cross-thread wake-ups: the least CPU per request, one core's throughput at most, as
+    /// Limitador's server runs); N, N threads.
+    #[arg(long, env = "SLUICEGATE_WORKERS", default_value_t = 0)]
+    pub workers: usize,
+
     /// Load and check the config, print what is wrong, and exit 0 (valid) or 1.
     #[arg(long, env = "SLUICEGATE_VALIDATE")]
     pub validate: bool,

@@ -40,10 +40,20 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One thread when asked, or when this process may use one CPU only (a container's
+    // quota): no work stealing, no wake-ups across threads.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut builder = match args.workers {
+        0 if cpus == 1 => tokio::runtime::Builder::new_current_thread(),
+        1 => tokio::runtime::Builder::new_current_thread(),
+        0 => tokio::runtime::Builder::new_multi_thread(),
+        n => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(n);
+            builder
+        }
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("sluicegate-server: cannot start the runtime: {e}");

@@ -35,6 +35,15 @@
 -- returns what undoing it takes. `mode` is 'h' for a hit, 'c' otherwise; nothing is written
 -- here. On a value that is not the algorithm's state: nil and an error reply (SGFOREIGN).
 
+-- Adding a rule (an algorithm, or a variant of one such as a fixed window anchored at a key's
+-- first request): a decide function of the contract above, in a file of its own, with a state
+-- tag of its own (so that no other rule's value is ever read as its state: SGFOREIGN); its
+-- byte in `deciders` (scripts.rs's `deciding!`, algorithm.rs's letter, params.rs's four
+-- parameters); `fresh` and `before` the instants the state itself says it is fresh again, so
+-- that the TTL rule below keeps holding. entry.lua (reading, writing, batching, errors) needs
+-- no change. Resetting a key needs no script: a DEL is atomic for a string state and a log
+-- alike, and a missing key decides as a fresh state.
+
 -- The TTL rule, the one place it is written (entry.lua for string states, sliding_log.lua for
 -- the log). A key lives until its state is fresh again (a fresh state decides as no state),
 -- rounded up to a whole second, and at least a second after the write (one of a few ms
