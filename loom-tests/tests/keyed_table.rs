@@ -10,7 +10,9 @@ mod linearizable;
 #[path = "../../tests/reference/mod.rs"]
 mod reference;
 
-use linearizable::{assert_linearizable, long_model, History, Keyed, Observed, Op, Outcomes};
+use linearizable::{
+    assert_linearizable, long_model, seeded, Collide, History, Keyed, Observed, Op, Outcomes,
+};
 use loom::model;
 use loom::sync::Arc;
 use loom::thread;
@@ -19,35 +21,10 @@ use sluicegate::algorithm::{Gcra, SlidingLog};
 use sluicegate::clock::ManualClock;
 use sluicegate::Algorithm;
 use sluicegate::{KeyedLimiter, Quota};
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 
 type Limiter<A, S> = KeyedLimiter<u64, A, ManualClock, S>;
 type KeyedOps = &'static [(u64, Op)];
-
-/// A seeded hasher, so every execution lays keys out identically.
-fn seeded() -> ahash::RandomState {
-    ahash::RandomState::with_seeds(1, 2, 3, 4)
-}
-
-/// A hasher under which every key collides: all probe sequences start at the same slot.
-#[derive(Clone, Copy, Debug, Default)]
-struct Collide;
-
-struct Constant;
-
-impl Hasher for Constant {
-    fn finish(&self) -> u64 {
-        0x9e37_79b9_7f4a_7c15
-    }
-    fn write(&mut self, _bytes: &[u8]) {}
-}
-
-impl BuildHasher for Collide {
-    type Hasher = Constant;
-    fn build_hasher(&self) -> Constant {
-        Constant
-    }
-}
 
 /// One shard, arrays as small as they get (2 slots under loom).
 fn build<A: Algorithm, S: BuildHasher>(

@@ -10,7 +10,9 @@ mod linearizable;
 #[path = "../../tests/reference/mod.rs"]
 mod reference;
 
-use linearizable::{assert_linearizable, long_model, History, Keyed, Observed, Op};
+use linearizable::{
+    assert_linearizable, long_model, seeded, Collide, History, Keyed, Observed, Op,
+};
 use loom::model;
 use loom::sync::Arc;
 use loom::thread;
@@ -18,7 +20,7 @@ use reference::{GcraModel, Model};
 use sluicegate::algorithm::Gcra;
 use sluicegate::clock::ManualClock;
 use sluicegate::{KeyedLimiter, Quota};
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 
 type Limiter<S> = KeyedLimiter<String, Gcra, ManualClock, S>;
 type KeyedOps = &'static [(u64, Op)];
@@ -45,30 +47,6 @@ fn text(id: u64, length: Length) -> String {
         Length::Long => "k".repeat(63),
     };
     format!("{stem}{id}")
-}
-
-fn seeded() -> ahash::RandomState {
-    ahash::RandomState::with_seeds(1, 2, 3, 4)
-}
-
-/// Every key collides: one probe sequence, so lookups compare tags and bytes of other keys.
-#[derive(Clone, Copy, Debug, Default)]
-struct Collide;
-
-struct Constant;
-
-impl Hasher for Constant {
-    fn finish(&self) -> u64 {
-        0x9e37_79b9_7f4a_7c15
-    }
-    fn write(&mut self, _bytes: &[u8]) {}
-}
-
-impl BuildHasher for Collide {
-    type Hasher = Constant;
-    fn build_hasher(&self) -> Constant {
-        Constant
-    }
 }
 
 fn build<S: BuildHasher>(quota: Quota, clock: &ManualClock, hasher: S) -> Limiter<S> {

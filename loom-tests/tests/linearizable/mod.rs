@@ -16,7 +16,7 @@ use sluicegate::Algorithm;
 use sluicegate::{Decision, KeyedLimiter, Limiter};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 /// The numbers of a decision that a model can predict exactly at a fixed time.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -301,5 +301,30 @@ impl<T: Ord + Clone + Debug> Outcomes<T> {
             all.len() >= n,
             "expected at least {n} distinct outcomes over all interleavings, saw {all:?}"
         );
+    }
+}
+
+/// A seeded hasher, so every execution lays keys out identically.
+pub fn seeded() -> ahash::RandomState {
+    ahash::RandomState::with_seeds(1, 2, 3, 4)
+}
+
+/// A hasher under which every key collides: all probe sequences start at the same slot.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Collide;
+
+pub struct Constant;
+
+impl Hasher for Constant {
+    fn finish(&self) -> u64 {
+        0x9e37_79b9_7f4a_7c15
+    }
+    fn write(&mut self, _bytes: &[u8]) {}
+}
+
+impl BuildHasher for Collide {
+    type Hasher = Constant;
+    fn build_hasher(&self) -> Constant {
+        Constant
     }
 }
