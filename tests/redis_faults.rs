@@ -201,6 +201,11 @@ async fn a_lazy_limiter_starts_while_redis_is_down_and_uses_it_once_it_answers()
         .await
         .unwrap();
     assert!(started.elapsed() < Duration::from_millis(100));
+    // The first calls wait for the probe's first answer (a refused connection), then fail.
+    let error = lazy.check("k").await.expect_err("nothing listens yet");
+    assert!(matches!(error, RedisError::Unavailable { .. }), "{error}");
+    assert!(closed.check("k").await.unwrap().is_denied());
+    // Known to be down: at once.
     let started = Instant::now();
     let error = lazy.check("k").await.expect_err("nothing listens yet");
     assert!(matches!(error, RedisError::Unavailable { .. }), "{error}");
@@ -220,6 +225,34 @@ async fn a_lazy_limiter_starts_while_redis_is_down_and_uses_it_once_it_answers()
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(server.cli(&["EXISTS", &lazy.redis_key("k")]), "1");
+}
+
+#[tokio::test]
+async fn a_lazy_limiter_decides_its_first_calls_on_a_redis_that_is_up() {
+    // The calls made before the background probe has answered wait for it: they are
+    // decided on Redis, not let through by the fallback (a restarted service's first burst).
+    let server = RedisServer::start();
+    for round in 0..20 {
+        let limiter = RedisLimiter::<Gcra>::builder(Quota::per_minute(1), &server.url())
+            .lazy(true)
+            .prefix(format!("lazy{round}:"))
+            .fallback(Fallback::Allow)
+            .deny_cache(false)
+            .connect()
+            .await
+            .unwrap();
+        let (first, second) = tokio::join!(limiter.check("k"), limiter.check("k"));
+        let allowed = [first.unwrap(), second.unwrap()]
+            .iter()
+            .filter(|d| d.is_allowed())
+            .count();
+        assert_eq!(
+            allowed, 1,
+            "round {round}: one of two calls on a quota of one"
+        );
+        assert!(limiter.check("k").await.unwrap().is_denied());
+        assert_eq!(limiter.stats().fallbacks, 0, "round {round}");
+    }
 }
 
 #[tokio::test]

@@ -117,8 +117,9 @@ impl RequestLimit {
     /// seed nodes, separated by commas, when `cluster`) under [`redis_prefix`], with
     /// `client_ip` as the extractor for `key=peer-ip`.
     ///
-    /// It is built without waiting for Redis: while Redis is down, decisions fail and the
-    /// layer's [`OnBackendError`](super::OnBackendError) says what then, until a background
+    /// It is built without waiting for Redis (the first decisions wait for a background
+    /// probe's first answer, within the call timeout): while Redis is down, decisions fail
+    /// and the layer's [`OnBackendError`](super::OnBackendError) says what then, until the
     /// probe finds Redis answering.
     pub async fn from_policy_on_redis(
         policy: &Policy,
@@ -132,13 +133,12 @@ impl RequestLimit {
         RequestLimit::on_backend(policy, client_ip, backend)
     }
 
-    /// [`from_policy_on_redis`](Self::from_policy_on_redis), but deciding on Redis from the
-    /// first request when Redis answers: it connects first (a `PING` within the connect
-    /// timeout, one second), where `from_policy_on_redis` answers its first requests by
-    /// [`OnBackendError`](super::OnBackendError) until its background probe has found Redis
-    /// (milliseconds). For a front end that builds its limits as a request arrives, such as
-    /// the Python middleware in each worker a server forks. When Redis does not answer, the
-    /// limit is built all the same, as `from_policy_on_redis` builds it.
+    /// [`from_policy_on_redis`](Self::from_policy_on_redis), but connecting first (a `PING`
+    /// within the connect timeout, one second), where `from_policy_on_redis` returns at once
+    /// and its first decisions wait for its background probe (within the call timeout). For
+    /// a front end that builds its limits as a request arrives, such as the Python
+    /// middleware in each worker a server forks. When Redis does not answer, the limit is
+    /// built all the same, as `from_policy_on_redis` builds it.
     pub async fn from_policy_on_redis_connected(
         policy: &Policy,
         client_ip: &ClientIp,

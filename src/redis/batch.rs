@@ -127,11 +127,7 @@ impl Sender {
     /// Decides `group` (one call): at once when its lane is idle, else in the next batch.
     /// Within the link's timeout either way.
     pub(crate) async fn decide(self: &Arc<Self>, group: Group) -> Answer {
-        if !self.link.health.is_up() {
-            return Err(RedisError::unavailable(
-                "not connected (reconnecting in the background)",
-            ));
-        }
+        self.link.ready().await?;
         let lane = self
             .link
             .is_cluster()

@@ -154,10 +154,11 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
         self
     }
 
-    /// Returns from [`connect`](Self::connect) at once without waiting for Redis: calls fail
-    /// fast with [`RedisError::Unavailable`] (or the fallback answers) until a background
-    /// probe, every 100 ms, finds Redis answering. For servers that must start while Redis
-    /// is down.
+    /// Returns from [`connect`](Self::connect) at once without waiting for Redis, and
+    /// probes it in the background: the first calls wait for that first answer (within the
+    /// call timeout); while Redis is found down, calls fail fast with
+    /// [`RedisError::Unavailable`] (or the fallback answers) until the probe, every 100 ms,
+    /// finds it answering. For servers that must start while Redis is down.
     pub fn lazy(mut self, lazy: bool) -> Self {
         self.lazy = lazy;
         self

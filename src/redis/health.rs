@@ -4,7 +4,8 @@
 //! while it is down every call fails at once with `Unavailable` (so a fallback answers
 //! without waiting out a timeout per request), and one background task (the link's probe)
 //! sends `PING` every [`PROBE_INTERVAL`] until Redis answers, then marks it up. A lazily
-//! built limiter starts down with its probe running, so it can be built while Redis is down.
+//! built limiter starts down with its probe running, so it can be built while Redis is down
+//! (its link holds the first calls until that probe's first answer).
 //!
 //! This is the breaker's state only: it knows nothing of connections. The link runs the
 //! probe when [`Health::failed`] or [`Health::claim_probe`] says one is wanted.

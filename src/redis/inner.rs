@@ -99,7 +99,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
         cost: u32,
         sent: Option<u64>,
     ) -> Result<ScriptAnswer, RedisError> {
-        self.link_up()?;
+        self.sender.link.ready().await?;
         let member = Member {
             key: redis_key,
             algorithm: script_code(A::KIND),
@@ -121,7 +121,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
         cost: u32,
         sent: Option<u64>,
     ) -> Result<(ScriptAnswer, Vec<Value>), RedisError> {
-        self.link_up()?;
+        self.sender.link.ready().await?;
         let group = Group::one(
             Op::Check,
             Member {
@@ -148,16 +148,6 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             }
             element => reply::reservation(element),
         }
-    }
-
-    /// Fails fast, sending and counting nothing, while Redis is known to be down.
-    fn link_up(&self) -> Result<(), RedisError> {
-        if self.sender.link.health.is_up() {
-            return Ok(());
-        }
-        Err(RedisError::unavailable(
-            "not connected (reconnecting in the background)",
-        ))
     }
 
     /// Redis could not decide: the fallback's answer, or the error.

@@ -16,8 +16,10 @@ use redis::cluster::{ClusterClient, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, ServerErrorKind, ToRedisArgs, Value};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// How to reach Redis.
 #[derive(Debug, Clone)]
@@ -88,6 +90,11 @@ pub(crate) struct Link {
     timeout: Duration,
     connect_timeout: Duration,
     pub(crate) health: Health,
+    /// A lazy link whose first probe has not answered yet: calls wait for that answer
+    /// rather than fail, so a service's first requests are decided on Redis.
+    starting: AtomicBool,
+    /// Wakes the calls waiting on the first probe.
+    settled: Notify,
 }
 
 impl fmt::Debug for Link {
@@ -121,6 +128,8 @@ impl Link {
             // A cluster connection fails over per node by itself: a breaker for the whole
             // cluster would stop every slot for one node's outage.
             health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
+            starting: AtomicBool::new(!endpoint.cluster && endpoint.lazy),
+            settled: Notify::new(),
         });
         if endpoint.lazy {
             link.start_probe();
@@ -206,6 +215,36 @@ impl Link {
         self.timeout
     }
 
+    /// Ok when calls should go to Redis; `Unavailable` at once while it is known to be down.
+    /// A lazy link that has not heard from Redis yet waits for its first probe (within the
+    /// call timeout): not knowing yet is not an outage, and answering a new service's first
+    /// requests by the fallback would let them all through.
+    pub(crate) async fn ready(&self) -> Result<(), RedisError> {
+        if self.health.is_up() {
+            return Ok(());
+        }
+        if self.starting.load(Ordering::Acquire) {
+            // Registered before the second look, so the probe's wake-up cannot be missed.
+            let settled = self.settled.notified();
+            if self.starting.load(Ordering::Acquire) {
+                let _ = tokio::time::timeout(self.timeout, settled).await;
+            }
+            if self.health.is_up() {
+                return Ok(());
+            }
+        }
+        Err(RedisError::unavailable(
+            "not connected (reconnecting in the background)",
+        ))
+    }
+
+    /// The first probe has answered (either way): calls stop waiting for it.
+    fn settle(&self) {
+        if self.starting.swap(false, Ordering::AcqRel) {
+            self.settled.notify_waiters();
+        }
+    }
+
     /// Runs `script` on `keys` with `args`: one round trip (two when the server has to be
     /// taught the script), within the timeout. Fails fast while the link is known to be down.
     pub(crate) async fn eval<K: AsRef<str> + ToRedisArgs>(
@@ -214,11 +253,7 @@ impl Link {
         keys: &[K],
         args: &[Arg<'_>],
     ) -> Result<Value, RedisError> {
-        if !self.health.is_up() {
-            return Err(RedisError::unavailable(
-                "not connected (reconnecting in the background)",
-            ));
-        }
+        self.ready().await?;
         // The script runs by hand rather than through redis-rs's `ScriptInvocation`, which
         // would work over both connections, hashes a script once and leaves us its error to
         // classify, but on `NOSCRIPT` sends `SCRIPT LOAD` and then `EVALSHA` again: three
@@ -288,8 +323,10 @@ async fn probe(link: Weak<Link>) {
         let ping = tokio::time::timeout(strong.connect_timeout, strong.ping()).await;
         if matches!(ping, Ok(Ok(()))) {
             strong.health.recovered();
+            strong.settle();
             return;
         }
+        strong.settle();
         drop(strong);
         tokio::time::sleep(PROBE_INTERVAL).await;
     }
