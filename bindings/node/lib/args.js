@@ -88,9 +88,17 @@ function built(build) {
 function describe(value) {
   if (value === null) return 'null';
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === 'object') return value.constructor?.name ? `a ${value.constructor.name}` : 'an object';
+  if (typeof value === 'object') return objectName(value);
   if (typeof value === 'bigint') return `${value}n (a bigint)`;
   return typeof value === 'function' ? 'a function' : `${String(value)} (${typeof value})`;
+}
+
+/** An object as a sentence names it: "an object" (a plain one), "an array", "a Map", "an Error". */
+function objectName(value) {
+  if (Array.isArray(value)) return 'an array';
+  const name = value.constructor?.name;
+  if (!name || name === 'Object') return 'an object';
+  return /^[AEIOU]/i.test(name) ? `an ${name}` : `a ${name}`;
 }
 
 module.exports = { cost, badKey, limitOptions, wholeNumber, describe, knownOptions, withCode, built };

@@ -5,7 +5,7 @@
 // and a few options; its options that have no counterpart here are refused with a sentence
 // saying why and what to use instead, rather than silently ignored.
 
-const { limitOptions, wholeNumber, describe } = require('./args');
+const { limitOptions, wholeNumber, describe, knownOptions } = require('./args');
 
 const WHAT = 'rateLimit(options)';
 
@@ -43,8 +43,8 @@ function normalize(options) {
   for (const name of Object.keys(options)) {
     if (name === 'maxTiers') throw new TypeError(`${WHAT}: \`maxTiers\` bounds the distinct limits of \`limit\` (or \`max\`) as a function; here it is a number`);
     if (name in UNSUPPORTED) throw new TypeError(`${WHAT}: \`${name}\` (express-rate-limit) has no counterpart here: ${UNSUPPORTED[name]}`);
-    if (!KNOWN.has(name) && !SHORTHAND.has(name)) throw new TypeError(`${WHAT}: unknown option \`${name}\``);
   }
+  knownOptions(options, [...KNOWN, ...SHORTHAND, 'maxTiers'], WHAT);
   const limits = limitsOf(options);
   const redisUrl = options.redis ?? options.redisCluster;
   if (options.redis !== undefined && options.redisCluster !== undefined) {

@@ -33,7 +33,18 @@ test('unknown options throw in every constructor, naming the one meant', async (
   assert.throws(() => new KeyedLimiter({ quota: '10/second', maxkeys: 10 }), (e) => unknown(e) && /`maxkeys`; did you mean `maxKeys`\?/.test(e.message));
   assert.throws(() => new Limiter({ quota: '10/second', burst: 3 }), (e) => unknown(e) && /`burst`/.test(e.message));
   await assert.rejects(RedisLimiter.connect({ quota: '10/second', urls: 'redis://127.0.0.1:1/' }), (e) => unknown(e) && /did you mean `url`\?|`urls`/.test(e.message));
-  assert.throws(() => rateLimit({ quota: '10/second', maxkeys: 10 }), TypeError);
+  assert.throws(() => rateLimit({ quota: '10/second', maxkeys: 10 }), (e) => unknown(e) && /`maxkeys`; did you mean `maxKeys`\?/.test(e.message));
+  assert.throws(() => rateLimit({ windowMs: 1000, limit: () => 5, maxtiers: 2 }), (e) => unknown(e) && /did you mean `maxTiers`\?/.test(e.message));
+});
+
+test('messages name a value in English: "an object", "an array", "a Map", never "a Object"', () => {
+  const limiter = new KeyedLimiter({ quota: '5/second' });
+  assert.throws(() => limiter.check({}), { name: 'TypeError', message: 'a key must be a string, got an object' });
+  assert.throws(() => limiter.check(Object.create(null)), { name: 'TypeError', message: 'a key must be a string, got an object' });
+  assert.throws(() => limiter.check([]), { name: 'TypeError', message: 'a key must be a string, got an array' });
+  assert.throws(() => limiter.check(new Map()), { name: 'TypeError', message: 'a key must be a string, got a Map' });
+  assert.throws(() => limiter.check(new Error('x')), { name: 'TypeError', message: 'a key must be a string, got an Error' });
+  assert.throws(() => new KeyedLimiter({ quota: {} }), /`quota` must be a string such as '100\/minute burst 20', got an object$/);
 });
 
 test('a quota or algorithm the engine refuses is a RangeError with ERR_SLUICEGATE_INVALID_OPTION', () => {

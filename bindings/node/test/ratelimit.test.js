@@ -92,7 +92,7 @@ for (const [label, express] of Object.entries(EXPRESS)) {
   test(`${label}: a key function that throws, or returns an object, goes to express's error handling`, async () => {
     const cases = [
       [() => { throw new Error('no user'); }, 'no user'],
-      [() => ({ id: 1 }), 'rateLimit: the key function of limit "user" must return a string (or nothing), got a Object'],
+      [() => ({ id: 1 }), 'rateLimit: the key function of limit "user" must return a string (or nothing), got an object'],
     ];
     for (const [key, message] of cases) {
       await withApp(
