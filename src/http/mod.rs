@@ -65,8 +65,8 @@
 //! compute in as [`GivenKeys`] (read by [`GivenKey`]), and builds its limits from
 //! [`Policy`](crate::policy::Policy) values with [`RequestLimit::from_policy`] or, shared
 //! through Redis under [`redis_prefix`], `RequestLimit::from_policy_on_redis` (or
-//! `from_policy_on_redis_connected`, deciding on Redis from the first request where the
-//! limits are built as requests arrive).
+//! `from_policy_on_redis_connected`, which connects first, where the limits are built as
+//! requests arrive).
 //!
 //! # The layer
 //!
