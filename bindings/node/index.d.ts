@@ -191,6 +191,16 @@ export interface RateLimitInfo {
   remaining: number;
   /** When its quota is back (`t` of RateLimit, whole seconds, from now). */
   resetTime: Date;
+  /** The key that limit counted the request under: the client address for 'ip' (an IPv6 client's /64 as the library writes it), a header's value, a key function's string; '' for 'global'. */
+  key: string;
+}
+
+/** What `getKey` finds of a key, as express-rate-limit's store answers it. */
+export interface ClientRateLimitInfo {
+  /** The limit's capacity in use for the key, by the engine's peek: its burst (the limit for windows) less the engine's remaining. */
+  totalHits: number;
+  /** When the key's state is back to full (the engine's reset). */
+  resetTime: Date;
 }
 
 /** A request's key on a limit: a string, or nothing (the request is then refused with 400). */
@@ -218,7 +228,7 @@ export interface RateLimitOptions {
   cost?: number;
   /** express-rate-limit's form of the shorthand: `limit` requests per `windowMs` ms in fixed windows. */
   windowMs?: number;
-  /** A number, or a function of the request returning one (or a Promise of one): a middleware per distinct number. */
+  /** A number (0 refuses every request, as in express-rate-limit v7), or a function of the request returning one (or a Promise of one): a middleware per distinct number. */
   limit?: number | ((req: any, res: any) => number | Promise<number>);
   max?: number | ((req: any, res: any) => number | Promise<number>);
   /** With `limit` as a function: the most distinct limits kept; default 16. */
@@ -260,11 +270,13 @@ export interface RateLimitOptions {
 }
 
 /** Connect-style middleware (express 4 and 5, or any `(req, res, next)`, plain `http` servers too). */
-/** The middleware, with express-rate-limit's `resetKey`. */
+/** The middleware, with express-rate-limit's `resetKey` and `getKey`. */
 export interface RateLimitMiddleware {
   (req: any, res: any, next: (error?: unknown) => void): void;
   /** Forgets `key` in every limit: a Promise of whether any held it. */
   resetKey(key: string): Promise<boolean>;
+  /** `key`'s hits on the limit named `limitName` (the first when omitted), consuming nothing; undefined when it holds none. */
+  getKey(key: string, limitName?: string): Promise<ClientRateLimitInfo | undefined>;
 }
 
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware;

@@ -13,6 +13,7 @@ const { normalize } = require('./ratelimit_options');
 const { setHeaders } = require('./verdict');
 const { describe, built } = require('./args');
 const { tiered } = require('./ratelimit_tiers');
+const { callError } = require('./redis');
 
 const { httpDecide } = native;
 
@@ -40,18 +41,24 @@ function rateLimit(options) {
       return next(error);
     }
     if (typeof verdict === 'string') {
-      return settle(req, res, next, VERDICT[0], VERDICT[1], verdict, VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
+      return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict, VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
     }
     verdict.then(
-      (v) => settle(req, res, next, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.reset),
+      (v) => settle(req, res, next, keys, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.reset),
       (error) => next(error),
     );
   }
 
   /** Puts the verdict on the response: passes on (after a leaky bucket's wait) or refuses. */
-  function settle(req, res, next, status, wait, text, limit, quota, remaining, reset) {
-    if (limit >= 0) req[requestPropertyName] = new RateLimitInfo(names[limit], quota, remaining, reset);
-    const body = setHeaders(res, text);
+  function settle(req, res, next, keys, status, wait, text, limit, quota, remaining, reset) {
+    // The first line: the key the reported limit counted the request under (the library's
+    // extractor's), empty for a limit a function keys, whose key is the function's.
+    const eol = text.indexOf('\n');
+    if (limit >= 0) {
+      const key = keys?.[limit] ?? text.slice(0, eol);
+      req[requestPropertyName] = new RateLimitInfo(names[limit], quota, remaining, reset, key);
+    }
+    const body = setHeaders(res, text, eol + 1);
     if (status === 0) {
       if (wait > 0) hold(next, wait);
       else next();
@@ -135,6 +142,19 @@ function rateLimit(options) {
     if (typeof key !== 'string') return Promise.reject(new TypeError(`rateLimit: resetKey(key): a key must be a string, got ${describe(key)}`));
     return native.httpReset(handle, key);
   };
+  /** express-rate-limit's `getKey`: `{ totalHits, resetTime }` of `key` on the limit named
+   * `name` (the first when omitted), read by the engine's peek (consuming nothing), or
+   * undefined when the limit holds no hits for it; a Promise. */
+  middleware.getKey = (key, name) => {
+    if (typeof key !== 'string') return Promise.reject(new TypeError(`rateLimit: getKey(key): a key must be a string, got ${describe(key)}`));
+    const index = name === undefined ? 0 : names.indexOf(name);
+    if (index < 0) return Promise.reject(new TypeError(`rateLimit: getKey(key, name): no limit is named ${describe(name)}; the limits are ${names.map((n) => JSON.stringify(n)).join(', ')}`));
+    return native.httpPeek(handle, index, key).then((a) => {
+      if (a.error != null) throw callError(a.error, a.message);
+      if (a.used === 0) return undefined;
+      return { totalHits: a.used, resetTime: new Date(Date.now() + a.resetAfter) };
+    });
+  };
   return middleware;
 }
 
@@ -143,12 +163,13 @@ function rateLimit(options) {
 class RateLimitInfo {
   #resetAt;
 
-  constructor(name, limit, remaining, reset) {
+  constructor(name, limit, remaining, reset, key) {
     this.name = name;
     this.limit = limit;
     this.used = limit - remaining;
     this.current = this.used; // express-rate-limit's name for it
     this.remaining = remaining;
+    this.key = key; // the key the limit counted the request under
     this.#resetAt = Date.now() + reset * 1000;
   }
 
@@ -158,7 +179,7 @@ class RateLimitInfo {
   }
 
   toJSON() {
-    return { name: this.name, limit: this.limit, used: this.used, current: this.current, remaining: this.remaining, resetTime: this.resetTime };
+    return { name: this.name, limit: this.limit, used: this.used, current: this.current, remaining: this.remaining, resetTime: this.resetTime, key: this.key };
   }
 }
 

@@ -94,7 +94,10 @@ function normalize(options) {
 /** The limits: `options.limits`, or the one limit of the shorthand. */
 function limitsOf(options) {
   const shorthand = Object.keys(options).filter((name) => SHORTHAND.has(name));
-  if (options.limits === undefined) return [limit(shorthandLimit(options), WHAT)];
+  if (options.limits === undefined) {
+    const one = shorthandLimit(options);
+    return [limit(one, WHAT, one.closed)];
+  }
   if (shorthand.length > 0) {
     throw new TypeError(`${WHAT}: give \`limits\` or one limit's options (${shorthand.map((n) => `\`${n}\``).join(', ')}), not both`);
   }
@@ -125,21 +128,26 @@ function shorthandLimit(options) {
   if (options.name !== undefined && options.identifier !== undefined) throw new TypeError(`${WHAT}: give \`name\` or \`identifier\`, not both`);
   let quota = options.quota;
   let algorithm = options.algorithm;
+  let closed = false;
   if (windowed) {
-    const count = options.limit ?? options.max ?? 5; // express-rate-limit's defaults
+    const count = wholeNumber(options.limit ?? options.max, options.max !== undefined ? 'max' : 'limit', 0, 0xffffffff, 5); // express-rate-limit's defaults
     const windowMs = wholeNumber(options.windowMs, 'windowMs', 1, Number.MAX_SAFE_INTEGER, 60_000);
-    quota = `${wholeNumber(count, 'limit', 0, 0xffffffff, 5)}/${windowMs}ms`;
+    // A limit of 0 blocks every request, as in express-rate-limit v7: the native limit then
+    // refuses all (the engine's quotas start at 1; the quota only gives the window).
+    closed = count === 0;
+    quota = `${closed ? 1 : count}/${windowMs}ms`;
     algorithm ??= 'fixed-window';
   }
   if (quota === undefined) throw new TypeError(`${WHAT}: give \`limits\`, or one limit's \`quota\` such as '5/second'`);
   const key = options.key ?? options.keyGenerator ?? 'ip';
   const name = options.name ?? options.identifier ?? (typeof key === 'string' ? key : 'key');
   if (typeof name !== 'string') throw new TypeError(`${WHAT}: \`name\` must be a string, got ${describe(name)}`);
-  return { name, key, quota, algorithm, cost: options.cost };
+  return { name, key, quota, algorithm, cost: options.cost, closed };
 }
 
-/** One limit as the native side takes it, with `fn` when a function computes its key. */
-function limit(l, what) {
+/** One limit as the native side takes it, with `fn` when a function computes its key;
+ * `closed` for a limit of 0, which refuses every request. */
+function limit(l, what, closed = false) {
   const { quota, algorithm } = limitOptions(l, what);
   const key = l.key ?? 'ip';
   if (typeof key !== 'string' && typeof key !== 'function') {
@@ -153,6 +161,7 @@ function limit(l, what) {
     quota,
     algorithm,
     cost: wholeNumber(l.cost, 'cost', 0, 0xffffffff, 1),
+    closed,
     fn,
   };
 }

@@ -59,6 +59,16 @@ function tiered(options, make) {
     const held = await Promise.all([...tiers.values()].map((m) => m.resetKey(key)));
     return held.some(Boolean);
   };
+  /** `getKey` of the first tier made that holds hits for `key` (a client stays in one tier
+   * while its limit stays the same), or undefined. */
+  middleware.getKey = async (key, limitName) => {
+    for (const tier of tiers.values()) {
+      const found = await tier.getKey(key, limitName);
+      if (found !== undefined) return found;
+    }
+    if (typeof key !== 'string') throw new TypeError(`rateLimit: getKey(key): a key must be a string, got ${describe(key)}`);
+    return undefined;
+  };
   return middleware;
 }
 

@@ -144,4 +144,4 @@ function connectError(error) {
   return wrapped;
 }
 
-module.exports = { RedisLimiter, redisOptions, answer, connectError };
+module.exports = { RedisLimiter, redisOptions, answer, callError, connectError };

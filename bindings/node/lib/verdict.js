@@ -1,11 +1,13 @@
 'use strict';
-// A verdict of the native HTTP limiter, as it crosses over: `name:value` lines (the headers
-// the library wrote), then for a refusal an empty line and the body. Here it is only put on
-// the response, with Node's own `res.setHeader`: nothing is formatted in JavaScript.
+// A verdict of the native HTTP limiter, as it crosses over: a first line with the key the
+// reported limit counted the request under (the library's key extractor's; empty when none),
+// `name:value` lines (the headers the library wrote), then for a refusal an empty line and
+// the body. Here it is only put on the response, with Node's own `res.setHeader`: nothing is
+// formatted in JavaScript.
 
-/** Sets the verdict's headers on `res`; returns the refusal's body, or null for a pass. */
-function setHeaders(res, text) {
-  let at = 0;
+/** Sets the verdict's headers (from `at`, past the key's line) on `res`; returns the
+ * refusal's body, or null for a pass. */
+function setHeaders(res, text, at) {
   while (at < text.length) {
     const eol = text.indexOf('\n', at);
     if (eol === at) return text.slice(at + 1);

@@ -14,20 +14,25 @@ use crate::handle::{self, Tagged};
 use crate::options::{algorithm, quota};
 use crate::out::millis;
 use crate::raw;
+use crate::redis::RedisAnswer;
 use crate::text::{self, Encoding};
 use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
+use sluicegate::backend::{Backend, Call, Op};
 use sluicegate::http::{
-    in_process_backend_bounded, ClientIp, Deciding, ForwardedHeaders, GivenKey, GivenKeys,
-    HeaderDraft, OnBackendError, RateLimitLayer, Report, RequestLimit, RequestLimiter,
-    TrustedProxies, Verdict, DEFAULT_MAX_KEYS,
+    in_process_backend_bounded, key_extractor, ClientIp, Deciding, ForwardedHeaders, GivenKey,
+    GivenKeys, HeaderDraft, KeyBuf, KeyExtractor, OnBackendError, RateLimitLayer, Report,
+    RequestLimit, RequestLimiter, TrustedProxies, Verdict, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{KeySpec, Policy};
+use sluicegate::{Decision, Quota};
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// One limit, as `lib/ratelimit_options.js` hands it over.
 #[napi(object)]
@@ -40,6 +45,9 @@ pub struct HttpLimitOptions {
     pub quota: String,
     pub algorithm: String,
     pub cost: u32,
+    /// express-rate-limit's `limit: 0`: every request of this limit is refused (`quota`
+    /// then gives the window, as `1/<windowMs>ms`; see [`Closed`]).
+    pub closed: bool,
 }
 
 /// The middleware's options, checked by the JavaScript side.
@@ -95,6 +103,10 @@ pub(crate) struct HttpState {
     limiter: RequestLimiter,
     /// The limits whose keys JavaScript functions compute: index and name.
     given: Vec<(u32, String)>,
+    /// Each limit's key extractor, the one the library's limit runs (`key_extractor`, as
+    /// `RequestLimit::from_policy` builds it), to say which key a request was counted under;
+    /// `None` for a limit keyed by a JavaScript function (JavaScript knows that key).
+    extractors: Vec<Option<Arc<dyn KeyExtractor>>>,
     /// Keeps the verdict array alive; `out` points into it.
     _array: Float64Array,
     out: *mut f64,
@@ -133,10 +145,16 @@ pub fn new_http_limiter<'env>(
         builder = builder.headers_draft(draft.parse::<HeaderDraft>().map_err(invalid)?);
     }
     let mut given = Vec::new();
+    let mut extractors = Vec::new();
     for (i, spec) in options.limits.iter().enumerate() {
         builder = builder.limit(limit(spec, &client_ip, &options)?);
         if spec.given {
             given.push((i as u32, spec.name.clone()));
+            extractors.push(None);
+        } else {
+            extractors.push(Some(
+                key_extractor(&key_spec(spec)?, &client_ip).map_err(invalid)?,
+            ));
         }
     }
     let limiter = builder.limiter().map_err(invalid)?;
@@ -147,6 +165,7 @@ pub fn new_http_limiter<'env>(
         HttpState {
             limiter,
             given,
+            extractors,
             _array: out,
             out: data,
         },
@@ -181,19 +200,7 @@ fn limit(
     options: &HttpOptions,
 ) -> napi::Result<RequestLimit> {
     let named = |e: &dyn Display| invalid(format!("limit {:?}: {e}", spec.name));
-    // A function's key is per request: the limit is keyed (`PeerIp` stands for "keyed" here)
-    // and its extractor is replaced by the key handed in.
-    let key = if spec.given {
-        KeySpec::PeerIp
-    } else {
-        // The library's sentence names its own spelling (`peer-ip`); say Node's.
-        spec.key.parse().map_err(|_| {
-            invalid(format!(
-                "limit {:?}: `key` is 'ip', 'global', 'header:NAME' or a function of the request, got {:?}",
-                spec.name, spec.key
-            ))
-        })?
-    };
+    let key = key_spec(spec)?;
     let policy = Policy {
         name: spec.name.clone(),
         quota: quota(&spec.quota).map_err(|e| named(&e.reason))?,
@@ -202,6 +209,15 @@ fn limit(
     };
     let max_keys = options.max_keys.map_or(DEFAULT_MAX_KEYS, |n| n as usize);
     let limit = match &options.redis {
+        // Refusing everything needs no state, in process or on Redis.
+        _ if spec.closed => {
+            let limit = RequestLimit::new(policy.name.clone(), Closed::new(policy.quota));
+            if spec.given {
+                limit
+            } else {
+                limit.key(key_extractor(&policy.key, client_ip).map_err(invalid)?)
+            }
+        }
         Some(url) => block_on(RequestLimit::from_policy_on_redis(
             &policy,
             client_ip,
@@ -223,6 +239,115 @@ fn limit(
         limit
     };
     Ok(limit.cost(spec.cost))
+}
+
+/// A limit's key as the library names it. A function's key is per request: the limit is
+/// keyed (`PeerIp` stands for "keyed" here) and its extractor is replaced by the key handed in.
+fn key_spec(spec: &HttpLimitOptions) -> napi::Result<KeySpec> {
+    if spec.given {
+        return Ok(KeySpec::PeerIp);
+    }
+    // The library's sentence names its own spelling (`peer-ip`); say Node's.
+    spec.key.parse().map_err(|_| {
+        invalid(format!(
+            "limit {:?}: `key` is 'ip', 'global', 'header:NAME' or a function of the request, got {:?}",
+            spec.name, spec.key
+        ))
+    })
+}
+
+/// express-rate-limit's `limit: 0` ("block every request", v7) on the library's seam: a limit
+/// that refuses every request of any cost above 0, so that the library's decision writes the
+/// `429`, its body and every header as for any refusal. The library's quotas start at 1, so
+/// the quota it reports for the policy headers is `1/<window>` (the window is express-rate-
+/// limit's `windowMs`); each decision says limit 0, remaining 0, and a retry and reset of
+/// one window, as express-rate-limit's `Retry-After` for a new client. Keeps no state.
+struct Closed {
+    quota: Quota,
+}
+
+impl Closed {
+    fn new(quota: Quota) -> Closed {
+        Closed { quota }
+    }
+}
+
+impl Backend<str> for Closed {
+    fn quota(&self) -> Quota {
+        self.quota
+    }
+
+    /// Every cost reaches the decision, and is refused there with a `429` (not the `413` of a
+    /// cost above a capacity): waiting is what express-rate-limit's clients are told to do.
+    fn max_cost(&self) -> u32 {
+        u32::MAX
+    }
+
+    fn immediate(&self) -> bool {
+        true
+    }
+
+    fn decide<'a>(&'a self, _key: &'a str, cost: u32, op: Op) -> Call<'a> {
+        let window = self.quota.period();
+        // A cost of 0 (and a peek of it) asks for nothing, and is allowed, as on every limit.
+        let allowed = cost == 0 || op == Op::Hit;
+        Call::ready(Ok(Decision::new(
+            allowed,
+            0,
+            0,
+            (!allowed).then_some(window),
+            window,
+            Duration::ZERO,
+        )))
+    }
+}
+
+/// What [`http_peek`] finds of a key on one limit.
+#[napi(object)]
+pub struct HttpPeek {
+    /// The units of the limit's capacity in use: its capacity (`max_cost`: the burst, or the
+    /// limit for windows) less the engine's `remaining`; 0 for a limit of 0.
+    pub used: f64,
+    /// Ms until the key's state is back to full (the engine's `reset_after`).
+    pub reset_after: f64,
+    /// The backend error's kind and sentence when the peek failed (as `RedisAnswer`'s).
+    pub error: Option<String>,
+    pub message: Option<String>,
+}
+
+/// `httpPeek(handle, index, key)`: limit `index`'s numbers for `key` (as its key extractor
+/// writes it), consuming nothing: the engine's peek of a request of cost 0, express-rate-
+/// limit's `getKey`. A Promise of an [`HttpPeek`].
+#[napi]
+pub fn http_peek<'env>(
+    env: &'env Env,
+    handle: Unknown<'env>,
+    index: u32,
+    key: String,
+) -> napi::Result<PromiseRaw<'env, HttpPeek>> {
+    // SAFETY: `handle` and `env` are this call's.
+    let Some(state) = (unsafe { handle::get::<HttpState>(env.raw(), handle.raw()) }) else {
+        return Err(Error::new(Status::InvalidArg, "not a rateLimit handle"));
+    };
+    let Some(limit) = state.limiter.limits().get(index as usize) else {
+        return Err(invalid(format!("no limit {index}")));
+    };
+    let backend = Arc::clone(limit.backend());
+    env.spawn_future(async move {
+        let capacity = backend.max_cost();
+        let answer = RedisAnswer::from_backend(backend.decide(&key, 0, Op::Peek).await);
+        let used = if answer.limit == 0 {
+            0
+        } else {
+            capacity.saturating_sub(answer.remaining)
+        };
+        Ok(HttpPeek {
+            used: f64::from(used),
+            reset_after: answer.reset_after,
+            error: answer.error,
+            message: answer.message,
+        })
+    })
 }
 
 /// `httpReset(handle, key)`: forgets `key` (as the limits' key extractors write it: a client
@@ -282,18 +407,28 @@ pub(crate) unsafe extern "C" fn http_decide(
     match state.limiter.decide(&parts) {
         Deciding::Now(verdict) => TEXT.with_borrow_mut(|text| {
             text.clear();
-            let numbers = encode(verdict, text);
+            let numbers = encode(verdict, text, |limit| {
+                counted_key(state.extractors.get(limit), &parts)
+            });
             // SAFETY: `out` points at `LEN` f64s that `_array` keeps alive; only this
             // thread, which owns the array, calls here.
             std::ptr::copy_nonoverlapping(numbers.as_ptr(), state.out, LEN);
             text::string(env, text)
         }),
         Deciding::Later(pending) => {
+            // The parts do not outlive this call: every limit's key, found now.
+            let keys: Vec<Option<KeyBuf>> = state
+                .extractors
+                .iter()
+                .map(|extractor| counted_key(Some(extractor), &parts))
+                .collect();
             let env = Env::from_raw(env);
             let later = env.spawn_future(async move {
                 let mut text = Vec::new();
                 let [status, wait, limit, quota, remaining, reset] =
-                    encode(pending.await, &mut text);
+                    encode(pending.await, &mut text, |limit| {
+                        keys.get(limit).cloned().flatten()
+                    });
                 Ok(HttpVerdict {
                     status: status as u32,
                     wait,
@@ -388,10 +523,37 @@ unsafe fn given_keys(env: sys::napi_env, state: &HttpState, keys: sys::napi_valu
     given
 }
 
-/// Writes `verdict`'s headers into `text` as `name:value` lines, and for a refusal an empty
-/// line and the body; returns its numbers, in the verdict array's order.
-fn encode(verdict: Verdict, text: &mut Vec<u8>) -> [f64; LEN] {
+/// The key `extractor` (a limit's, the library's own) finds in `request`: the key the
+/// library counted it under. `None` for a limit keyed by a JavaScript function, or none found.
+fn counted_key(
+    extractor: Option<&Option<Arc<dyn KeyExtractor>>>,
+    request: &http::request::Parts,
+) -> Option<KeyBuf> {
+    let extractor = extractor?.as_ref()?;
+    let mut key = KeyBuf::new();
+    extractor.extract(request, &mut key).ok()?;
+    Some(key)
+}
+
+/// Writes into `text` the key of the limit reported (what `key_of` finds for its index; an
+/// empty line when none) on the first line, then `verdict`'s headers as `name:value` lines,
+/// and for a refusal an empty line and the body; returns its numbers, in the verdict array's
+/// order.
+fn encode(
+    verdict: Verdict,
+    text: &mut Vec<u8>,
+    key_of: impl FnOnce(usize) -> Option<KeyBuf>,
+) -> [f64; LEN] {
     let mut numbers = [0.0; LEN];
+    let report = match &verdict {
+        Verdict::Pass { headers, .. } => headers.report(),
+        Verdict::Refuse(response) => response.extensions().get::<Report>().copied(),
+    };
+    // A key from a request's headers holds no line break (HTTP forbids it in a value).
+    if let Some(key) = report.and_then(|report| key_of(report.limit)) {
+        text.extend(key.as_str().bytes().filter(|&b| b != b'\n'));
+    }
+    text.push(b'\n');
     let report = match verdict {
         Verdict::Pass { headers, wait } => {
             for (name, value) in headers.iter() {

@@ -121,7 +121,7 @@ impl RedisAnswer {
         }
     }
 
-    fn from_backend(result: Result<Decision, BackendError>) -> Self {
+    pub(crate) fn from_backend(result: Result<Decision, BackendError>) -> Self {
         match result {
             Ok(d) => Self::decision(&d),
             Err(e) => {

@@ -1,6 +1,6 @@
 // A typed example over index.d.ts: `tsc --noEmit -p test/types` (ci.sh) type-checks it, so
 // the declarations stay true to the package's API. Never run.
-import { KeyedLimiter, Limiter, ManualClock, RedisLimiter, rateLimit, throttle, type Decision } from 'sluicegate';
+import { KeyedLimiter, Limiter, ManualClock, RedisLimiter, rateLimit, throttle, type Decision, type RateLimitInfo } from 'sluicegate';
 
 const clock = new ManualClock();
 const perUser = new KeyedLimiter({ quota: '100/minute burst 20', algorithm: 'sliding-window', maxKeys: 100_000, clock });
@@ -37,4 +37,8 @@ const waiting: number = api.getQueue().length;
 throttle(axiosInstance, { limits: [{ maxRequests: 5, duration: '2s' }, { quota: '1/second', key: (config) => String(config.url) }] });
 
 const unblocked: Promise<boolean> = middleware.resetKey('127.0.0.1');
-void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked];
+const hits: Promise<number | undefined> = middleware.getKey('127.0.0.1').then((info) => info?.totalHits);
+const until: Promise<Date | undefined> = perPlan.getKey('127.0.0.1', 'ip').then((info) => info?.resetTime);
+const closed = rateLimit({ windowMs: 60_000, max: 0 });
+const counted = (req: { rateLimit: RateLimitInfo }): string => req.rateLimit.key;
+void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked, hits, until, closed, counted];
