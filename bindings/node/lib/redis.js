@@ -138,7 +138,16 @@ function callError(kind, message) {
   return error;
 }
 
+/** Why `connect` failed: an option the engine refuses (napi's `InvalidArg`: a quota the
+ * parser refuses, an unknown algorithm) is a RangeError with `code`
+ * ERR_SLUICEGATE_INVALID_OPTION, as every constructor's; anything else an Error with `code`
+ * ERR_SLUICEGATE_REDIS_CONNECT. */
 function connectError(error) {
+  if (error?.code === 'InvalidArg') {
+    const invalid = new RangeError(error.message, { cause: error });
+    invalid.code = 'ERR_SLUICEGATE_INVALID_OPTION';
+    return invalid;
+  }
   const wrapped = new Error(error.message, { cause: error });
   wrapped.code = 'ERR_SLUICEGATE_REDIS_CONNECT';
   return wrapped;

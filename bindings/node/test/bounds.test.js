@@ -8,6 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { KeyedLimiter, Limiter, RedisLimiter, rateLimit } = require('..');
 const { EXPRESS, expressApp, listen, get } = require('./support/apps');
+const { freePort } = require('./support/redis');
 
 test('a new key refused by a full table has a finite retryAfter and reason "table-full"', () => {
   const limiter = new KeyedLimiter({ quota: '5/minute', maxKeys: 1 });
@@ -51,6 +52,14 @@ test('a quota or algorithm the engine refuses is a RangeError with ERR_SLUICEGAT
   const invalid = (pattern) => (e) => e instanceof RangeError && e.code === 'ERR_SLUICEGATE_INVALID_OPTION' && pattern.test(e.message);
   assert.throws(() => new KeyedLimiter({ quota: '2/fortnight' }), invalid(/invalid quota "2\/fortnight"/));
   assert.throws(() => new Limiter({ quota: '2/second', algorithm: 'fastest' }), invalid(/fastest/));
+});
+
+test("RedisLimiter.connect: a quota or algorithm the engine refuses is the same RangeError, not a connection error", async () => {
+  const invalid = (pattern) => (e) => e instanceof RangeError && e.code === 'ERR_SLUICEGATE_INVALID_OPTION' && pattern.test(e.message);
+  const url = `redis://127.0.0.1:${await freePort()}/`; // nothing listens: the options are refused before any connection
+  await assert.rejects(RedisLimiter.connect({ quota: '2/fortnight', url }), invalid(/invalid quota "2\/fortnight"/));
+  await assert.rejects(RedisLimiter.connect({ quota: '2/second', algorithm: 'fastest', url }), invalid(/fastest/));
+  await assert.rejects(RedisLimiter.connect({ quota: '2/second', url, connectTimeout: 200 }), (e) => !(e instanceof RangeError) && e.code === 'ERR_SLUICEGATE_REDIS_CONNECT');
 });
 
 for (const [label, express] of Object.entries(EXPRESS)) {
