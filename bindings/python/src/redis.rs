@@ -50,6 +50,11 @@ impl Inner {
         });
         decision.map(Decision::from)
     }
+
+    /// Forgets `key` (one `DEL`, bounded by the limiter's timeout).
+    async fn reset(self, key: String) -> Result<bool, RedisError> {
+        on_clock!(&self, limiter => limiter.reset(&key).await)
+    }
 }
 
 /// One limit for every process on a Redis: `RedisLimiter("100/minute", url=...)`.
@@ -175,6 +180,30 @@ impl RedisLimiter {
         n: Cost,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.awaitable(py, key, n, Op::Hit)
+    }
+
+    /// Forgets `key` for every process sharing this limit (its next request is decided as a
+    /// new key's), and this process's deny cache and local fallback forget it too; blocks,
+    /// with the GIL released. Returns whether Redis held a state for it. Raises
+    /// `sluicegate.RedisError` when Redis cannot answer.
+    #[pyo3(text_signature = "($self, key)")]
+    fn reset(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = args::key(key)?.to_owned();
+        let inner = self.open()?;
+        let runtime = runtime::get()?;
+        let reset = py.detach(|| runtime.block_on(inner.reset(key)));
+        reset.map_err(errors::redis)
+    }
+
+    /// `reset` as an awaitable (asyncio).
+    #[pyo3(text_signature = "($self, key)")]
+    fn areset<'py>(&self, py: Python<'py>, key: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let key = args::key(key)?.to_owned();
+        let inner = self.open()?;
+        runtime::get()?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            inner.reset(key).await.map_err(errors::redis)
+        })
     }
 
     /// Drops the connection; later calls raise `RuntimeError`. Calls in flight finish.

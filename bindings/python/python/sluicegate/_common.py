@@ -89,7 +89,8 @@ class Outage:
 
 def build(limits: Sequence[Dict[str, Any]], *, trusted_proxies: Any, ipv6_prefix: int,
           forwarded_headers: str, redis: Optional[str], redis_cluster: bool,
-          on_backend_error: str, headers: Union[str, bool, None], body: Body) -> HttpLimiter:
+          on_backend_error: str, headers: Union[str, bool, None], body: Body,
+          max_keys: Optional[int] = None) -> HttpLimiter:
     return HttpLimiter(
         limits,
         trusted_proxies=trusted_proxies,
@@ -100,6 +101,7 @@ def build(limits: Sequence[Dict[str, Any]], *, trusted_proxies: Any, ipv6_prefix
         on_backend_error=on_backend_error,
         headers=False if headers is None else headers,
         body=native_body(body),
+        max_keys=max_keys,
     )
 
 

@@ -165,6 +165,11 @@ class RedisLimiter:
         """`peek`, awaitable."""
     def ahit(self, key: str, n: int = 1) -> Coroutine[Any, Any, Decision]:
         """`hit`, awaitable."""
+    def reset(self, key: str) -> bool:
+        """Forgets `key` for every process sharing this limit (and this process's deny cache
+        and local fallback forget it): blocks. Whether Redis held a state for it."""
+    def areset(self, key: str) -> Coroutine[Any, Any, bool]:
+        """`reset`, awaitable."""
     def close(self) -> None:
         """Drops the connection; later calls raise `RuntimeError`."""
     @property
@@ -220,11 +225,13 @@ class HttpLimiter:
         on_backend_error: str = "allow",
         headers: Union[str, bool] = "standard",
         body: str = "text",
+        max_keys: Optional[int] = None,
     ) -> HttpLimiter:
         """`ValueError` or `TypeError` naming the option that is wrong and why (a Redis
         URL that cannot be used included). `on_backend_error`: "allow", "deny" or "local";
         `headers`: "standard", "legacy", "both" or False; `body`: "text", "json" or
-        "problem+json"."""
+        "problem+json"; `max_keys`: the most keys each in-process keyed table holds (None:
+        1,000,000)."""
     def decide_asgi(self, scope: Mapping[str, Any], request: Any = None) -> HttpVerdict:
         """Decides the request of an ASGI `http` scope (blocks on Redis); key functions get
         `request` when given, else the scope."""
@@ -234,6 +241,11 @@ class HttpLimiter:
         """`decide_asgi`, awaitable: for limits on Redis."""
     def decide_wsgi(self, environ: Mapping[str, Any], request: Any = None) -> HttpVerdict:
         """Decides the request of a WSGI environ (blocks on Redis, the GIL released)."""
+    def reset(self, key: str) -> bool:
+        """Forgets `key` in every limit, quota and tier (blocks on Redis); whether any
+        limit held a state for it."""
+    def areset(self, key: str) -> Coroutine[Any, Any, bool]:
+        """`reset`, awaitable."""
     @property
     def remote(self) -> bool:
         """True when the limits live on Redis."""

@@ -46,6 +46,12 @@ class RateLimitMiddleware:
     `"standard"` (default), `"legacy"` (`X-RateLimit-*`), `"both"` or `False`. `body`:
     `"text"` (default), `"json"` (`{"detail": ...}`), `"problem+json"`, or a function of
     the scope and the verdict returning a 429's body, sent as `content_type`.
+
+    A limit's `quota` may hold several quotas (`"5/minute; 100/hour"`), decided
+    all-or-nothing, or be a function of the scope returning one of its `quotas` (tiers).
+    `max_keys` (default 1,000,000) bounds each in-process keyed table: while one is full of
+    active keys, a new key is answered `503` with `Retry-After: 1`. `reset(key)` (and
+    `await areset(key)`) forgets a key in every limit.
     """
 
     def __init__(
@@ -64,6 +70,7 @@ class RateLimitMiddleware:
         headers: Union[str, bool, None] = "standard",
         body: Body = "text",
         content_type: str = "text/plain; charset=utf-8",
+        max_keys: Optional[int] = None,
     ) -> None:
         check_callable(exempt, "exempt")
         check_callable(on_breach, "on_breach")
@@ -78,6 +85,7 @@ class RateLimitMiddleware:
             on_backend_error=on_backend_error,
             headers=headers,
             body=body,
+            max_keys=max_keys,
         )
         self.exempt = exempt
         self.on_breach = on_breach
@@ -90,6 +98,17 @@ class RateLimitMiddleware:
     def backend_errors(self) -> int:
         """Requests Redis could not decide in this process since its first request."""
         return self.limiter.backend_errors
+
+    def reset(self, key: str) -> bool:
+        """Forgets `key` in every limit (in this process, or on Redis for every process
+        sharing the limits): its next request is decided as a new key's. `key` is written as
+        the limits write it: a client address (`"ip"` keys, grouped by `ipv6_prefix`), a
+        header's value, what a key function returned. Returns whether any limit held it."""
+        return self.limiter.reset(key)
+
+    async def areset(self, key: str) -> bool:
+        """`reset` for an event loop: with limits on Redis it never blocks the loop."""
+        return await self.limiter.areset(key)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (self.exempt is not None and self.exempt(scope)):

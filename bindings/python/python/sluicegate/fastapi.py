@@ -20,7 +20,7 @@ decision, keys, client address and headers are the library's (the native `HttpLi
 import asyncio
 import inspect
 import json
-from typing import Any, Awaitable, Callable, Optional, Sequence, Union
+from typing import Any, Awaitable, Callable, Optional, Protocol, Sequence, Union, cast
 
 from fastapi import HTTPException, Request, Response
 
@@ -28,7 +28,24 @@ from ._common import Body, rewrite
 from ._native import HttpVerdict
 from ._route import Quota, QuotaFunction, RouteLimit, check_functions
 
-__all__ = ["RateLimitExceeded", "limit", "rate_limit_exceeded_handler"]
+__all__ = ["RateLimitDependency", "RateLimitExceeded", "limit", "rate_limit_exceeded_handler"]
+
+
+class RateLimitDependency(Protocol):
+    """What `limit(...)` returns: a FastAPI dependency, with `reset` and `areset`."""
+
+    limit: RouteLimit
+    """The route limit (its native `HttpLimiter` is `limit.limiter`)."""
+
+    def __call__(self, request: Request, response: Response) -> Awaitable[None]: ...
+
+    def reset(self, key: str) -> bool:
+        """Forgets `key` in this limit (every quota and tier of it; on Redis, for every
+        process sharing it): its next request is decided as a new key's. Returns whether it
+        held a state."""
+
+    def areset(self, key: str) -> Awaitable[bool]:
+        """`reset` for an event loop (with `redis=`, it never blocks the loop)."""
 
 
 class RateLimitExceeded(HTTPException):
@@ -85,33 +102,37 @@ def limit(
     forwarded_headers: str = "x-forwarded-for",
     redis_cluster: bool = False,
     on_backend_error: str = "allow",
-) -> Callable[[Request, Response], Awaitable[None]]:
+    max_keys: Optional[int] = None,
+) -> RateLimitDependency:
     """A dependency limiting the routes it is added to: `Depends(limit("5/minute"))`.
 
-    `quota`: a quota string, a list of them (decided all-or-nothing, named `NAME-1`,
-    `NAME-2`...), or a function of the request returning one of `quotas`. `key`: `"ip"`
+    `quota`: a quota string (several in one, `"5/minute; 100/hour"`, are decided
+    all-or-nothing, named `NAME-1`, `NAME-2`...), a list of them (likewise), or a function of
+    the request returning one of `quotas` (each a tier with its own tables). `key`: `"ip"`
     (through `trusted_proxies` only), `"global"`, `"header:NAME"`, or a function of the
     `Request` (and, if it takes two arguments, the client's address as the trusted-proxy
     rules resolved it) returning a str, or None (then 400). `name` (default `"route"`)
     names the limit in the headers and on Redis: give each limit on one Redis its own.
     `exempt(request)`: true lets the request through uncounted. `on_breach(request,
-    verdict)`: called on each 429 (may be async). The other options are the middleware's.
-    One `limit(...)` is one limit: every route it is added to shares it.
+    verdict)`: called on each 429 (may be async). `max_keys` (default 1,000,000) bounds
+    each in-process keyed table (a new key while it is full: `503`, `Retry-After: 1`). The
+    other options are the middleware's. One `limit(...)` is one limit: every route it is
+    added to shares it; `.reset(key)` (or `await .areset(key)`) forgets a key in it.
     """
     check_functions(exempt, on_breach)
     route = RouteLimit(quota, name=name or "route", key=key, algorithm=algorithm, cost=cost,
                        quotas=quotas, redis=redis, redis_cluster=redis_cluster,
                        on_backend_error=on_backend_error, trusted_proxies=trusted_proxies,
                        ipv6_prefix=ipv6_prefix, forwarded_headers=forwarded_headers,
-                       headers=headers, body=body)
+                       headers=headers, body=body, max_keys=max_keys)
 
     async def rate_limit(request: Request, response: Response) -> None:
         if exempt is not None and exempt(request):
             return
-        limiter = route.limiter_for(request)
+        limiter = route.limiter
         if limiter.remote:
             verdict = await limiter.adecide_asgi(request.scope, request)
-            route.decided(limiter)
+            route.decided()
         else:
             verdict = limiter.decide_asgi(request.scope, request)
         if not verdict.passes:
@@ -126,5 +147,8 @@ def limit(
         for header, value in verdict.wsgi_headers():
             response.headers[header] = value
 
-    rate_limit.limit = route  # type: ignore[attr-defined]
-    return rate_limit
+    dependency = cast(RateLimitDependency, rate_limit)
+    dependency.limit = route
+    dependency.reset = route.reset  # type: ignore[method-assign]
+    dependency.areset = route.areset  # type: ignore[method-assign]
+    return dependency

@@ -47,6 +47,7 @@ class RateLimitMiddleware:
         headers: Union[str, bool, None] = "standard",
         body: Body = "text",
         content_type: str = "text/plain; charset=utf-8",
+        max_keys: Optional[int] = None,
     ) -> None:
         check_callable(exempt, "exempt")
         check_callable(on_breach, "on_breach")
@@ -61,6 +62,7 @@ class RateLimitMiddleware:
             on_backend_error=on_backend_error,
             headers=headers,
             body=body,
+            max_keys=max_keys,
         )
         self.exempt = exempt
         self.on_breach = on_breach
@@ -73,6 +75,13 @@ class RateLimitMiddleware:
     def backend_errors(self) -> int:
         """Requests Redis could not decide in this process since its first request."""
         return self.limiter.backend_errors
+
+    def reset(self, key: str) -> bool:
+        """Forgets `key` in every limit (in this process, or on Redis for every process
+        sharing the limits): its next request is decided as a new key's. `key` is written as
+        the limits write it: a client address (`"ip"` keys, grouped by `ipv6_prefix`), a
+        header's value, what a key function returned. Returns whether any limit held it."""
+        return self.limiter.reset(key)
 
     def __call__(self, environ: Dict[str, Any],
                  start_response: StartResponse) -> Iterable[bytes]:

@@ -10,13 +10,16 @@ mod options;
 mod request;
 mod verdict;
 
-use crate::runtime;
-use options::{KeyFunction, Options};
-use pyo3::exceptions::PyRuntimeError;
+use crate::{args, errors, runtime};
+use options::{Built, KeyFunction, Options, QuotaFunction};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use sluicegate::http::{Deciding, RequestLimiter};
 use sluicegate::redis::AnyRedisLimiter;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Waker};
 pub(crate) use verdict::HttpVerdict;
 
 /// Decides HTTP requests against named limits: what `sluicegate.asgi.RateLimitMiddleware`
@@ -30,16 +33,15 @@ pub(crate) use verdict::HttpVerdict;
 pub(crate) struct HttpLimiter {
     limits: Arc<Limits>,
     key_functions: Vec<KeyFunction>,
-    /// The limits' names, in order, for the verdicts' reports.
-    names: Arc<[String]>,
+    quota_functions: Vec<QuotaFunction>,
+    /// The limits' names, in order, as given.
+    names: Vec<String>,
 }
 
-/// The options and, once built, the limiter they describe.
+/// The options and, once built, the limiters they describe.
 struct Limits {
     options: Options,
-    limiter: OnceLock<RequestLimiter>,
-    /// The limiters on Redis, once built: their counters say how Redis fares.
-    remotes: OnceLock<Vec<AnyRedisLimiter>>,
+    built: OnceLock<Built>,
     /// Held while the limits on Redis are built, so that they are built once.
     building: tokio::sync::Mutex<()>,
 }
@@ -51,11 +53,12 @@ impl HttpLimiter {
         signature = (
             limits, *, trusted_proxies = None, ipv6_prefix = 64,
             forwarded_headers = "x-forwarded-for", redis = None, redis_cluster = false,
-            on_backend_error = "allow", headers = None, body = "text"
+            on_backend_error = "allow", headers = None, body = "text", max_keys = None
         ),
         text_signature = "(limits, *, trusted_proxies=None, ipv6_prefix=64, \
                           forwarded_headers='x-forwarded-for', redis=None, redis_cluster=False, \
-                          on_backend_error='allow', headers='standard', body='text')"
+                          on_backend_error='allow', headers='standard', body='text', \
+                          max_keys=None)"
     )]
     #[allow(clippy::too_many_arguments)] // the middlewares' keyword arguments
     fn new(
@@ -68,9 +71,10 @@ impl HttpLimiter {
         on_backend_error: &str,
         headers: Option<&Bound<'_, PyAny>>,
         body: &str,
+        max_keys: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let standard = pyo3::types::PyString::new(limits.py(), "standard");
-        let (options, key_functions) = Options::read(
+        let (options, key_functions, quota_functions) = Options::read(
             limits,
             trusted_proxies,
             ipv6_prefix,
@@ -80,20 +84,21 @@ impl HttpLimiter {
             on_backend_error,
             headers.unwrap_or(standard.as_any()),
             body,
+            max_keys,
         )?;
-        let names = options.names().into();
-        let limiter = OnceLock::new();
+        let names = options.names();
+        let built = OnceLock::new();
         if !options.on_redis() {
-            let _ = limiter.set(options.in_process().map_err(crate::errors::value)?);
+            let _ = built.set(options.in_process().map_err(errors::value)?);
         }
         Ok(HttpLimiter {
             limits: Arc::new(Limits {
                 options,
-                limiter,
-                remotes: OnceLock::new(),
+                built,
                 building: tokio::sync::Mutex::new(()),
             }),
             key_functions,
+            quota_functions,
             names,
         })
     }
@@ -110,8 +115,8 @@ impl HttpLimiter {
         scope: &Bound<'_, PyAny>,
         request: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<HttpVerdict> {
-        let parts = self.with_keys(request::asgi(scope)?, request.unwrap_or(scope))?;
-        self.blocking(py, parts)
+        let (parts, chosen) = self.with_keys(request::asgi(scope)?, request.unwrap_or(scope))?;
+        self.blocking(py, parts, chosen)
     }
 
     /// `decide_asgi` as an awaitable (asyncio), for limits on Redis: it never blocks the
@@ -123,15 +128,14 @@ impl HttpLimiter {
         scope: &Bound<'py, PyAny>,
         request: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parts = self.with_keys(request::asgi(scope)?, request.unwrap_or(scope))?;
+        let (parts, chosen) = self.with_keys(request::asgi(scope)?, request.unwrap_or(scope))?;
         let limits = Arc::clone(&self.limits);
-        let names = Arc::clone(&self.names);
         runtime::get()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let limiter = limits.limiter().await?;
+            let (limiter, names) = &limits.built().await?.limiters[chosen];
             Ok(HttpVerdict::new(
                 limiter.decide(&parts).verdict().await,
-                &names,
+                names,
             ))
         })
     }
@@ -145,8 +149,54 @@ impl HttpLimiter {
         environ: &Bound<'_, PyAny>,
         request: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<HttpVerdict> {
-        let parts = self.with_keys(request::wsgi(environ)?, request.unwrap_or(environ))?;
-        self.blocking(py, parts)
+        let (parts, chosen) =
+            self.with_keys(request::wsgi(environ)?, request.unwrap_or(environ))?;
+        self.blocking(py, parts, chosen)
+    }
+
+    /// Forgets `key` (as the limits' keys are written: a client address as the trusted-proxy
+    /// rules resolved and grouped it, a header's value, what a key function returned) in
+    /// every limit, every quota and every tier of it: the library's `RequestLimiter::reset`.
+    /// Returns whether any limit held a state for it. With limits on Redis, blocks with the
+    /// GIL released, and raises `sluicegate.RedisError` when Redis cannot answer.
+    #[pyo3(text_signature = "($self, key)")]
+    fn reset(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = args::key(key)?.to_owned();
+        let mut held_so_far = false;
+        if let Some(built) = self.limits.built.get().filter(|_| !self.remote()) {
+            // In-process tables answer on the first poll: no runtime needed.
+            let mut held = false;
+            let mut pending = false;
+            for (limiter, _) in &built.limiters {
+                let mut call = limiter.reset(&key);
+                let mut context = Context::from_waker(Waker::noop());
+                match Pin::new(&mut call).poll(&mut context) {
+                    Poll::Ready(reset) => held |= reset.map_err(errors::backend)?,
+                    Poll::Pending => {
+                        pending = true;
+                        break;
+                    }
+                }
+            }
+            if !pending {
+                return Ok(held);
+            }
+            held_so_far = held;
+        }
+        let runtime = runtime::get()?;
+        let limits = &self.limits;
+        // On Redis (or, never seen, a table that did not answer at once: the tables asked
+        // already are asked again, and say they hold nothing).
+        Ok(py.detach(|| runtime.block_on(limits.reset(key)))? || held_so_far)
+    }
+
+    /// `reset` as an awaitable (asyncio): it never blocks the event loop.
+    #[pyo3(text_signature = "($self, key)")]
+    fn areset<'py>(&self, py: Python<'py>, key: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let key = args::key(key)?.to_owned();
+        let limits = Arc::clone(&self.limits);
+        runtime::get()?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { limits.reset(key).await })
     }
 
     /// True when the limits live on Redis (decisions then wait on it).
@@ -155,10 +205,11 @@ impl HttpLimiter {
         self.limits.options.on_redis()
     }
 
-    /// The limits' names, in the order they are decided.
+    /// The limits' names, in the order they are decided (a limit of several quotas is
+    /// decided as `NAME-1`, `NAME-2`...).
     #[getter]
     fn names(&self) -> Vec<String> {
-        self.names.to_vec()
+        self.names.clone()
     }
 
     /// Requests Redis could not decide since the limits were built (0 in process): the
@@ -183,12 +234,12 @@ impl HttpLimiter {
 
 impl HttpLimiter {
     /// `parts` with the keys the user's functions compute from `request` (the scope or the
-    /// environ).
+    /// environ), and the combination of tiers the quota functions choose for it.
     fn with_keys(
         &self,
         mut parts: http::request::Parts,
         request: &Bound<'_, PyAny>,
-    ) -> PyResult<http::request::Parts> {
+    ) -> PyResult<(http::request::Parts, usize)> {
         if !self.key_functions.is_empty() {
             let options = &self.limits.options;
             let keys = request::given_keys(&self.key_functions, request, || {
@@ -196,61 +247,96 @@ impl HttpLimiter {
             })?;
             parts.extensions.insert(keys);
         }
-        Ok(parts)
+        let mut chosen = 0;
+        for quota in &self.quota_functions {
+            let answer = quota.function.bind(request.py()).call1((request,))?;
+            let tier = args::text(&answer, "what a quota function returns")
+                .ok()
+                .and_then(|text| quota.quotas.iter().position(|q| q == text));
+            let Some(tier) = tier else {
+                return Err(PyValueError::new_err(format!(
+                    "the quota function of limit {:?} returned {}, which is not one of its \
+                     quotas {:?}",
+                    quota.name,
+                    answer.repr()?,
+                    quota.quotas
+                )));
+            };
+            chosen += tier * quota.stride;
+        }
+        Ok((parts, chosen))
     }
 
     /// The limiters on Redis, once built.
     fn remotes(&self) -> &[AnyRedisLimiter] {
-        self.limits.remotes.get().map_or(&[], Vec::as_slice)
+        self.limits
+            .built
+            .get()
+            .map_or(&[], |b| b.remotes.as_slice())
     }
 
-    /// The verdict on `parts`: at once in process; on Redis, waiting on the module's runtime
-    /// with the GIL released.
-    fn blocking(&self, py: Python<'_>, parts: http::request::Parts) -> PyResult<HttpVerdict> {
-        let deciding = match self.limits.limiter.get() {
-            Some(limiter) => limiter.decide(&parts),
+    /// The verdict on `parts` by the limiter of combination `chosen`: at once in process; on
+    /// Redis, waiting on the module's runtime with the GIL released.
+    fn blocking(
+        &self,
+        py: Python<'_>,
+        parts: http::request::Parts,
+        chosen: usize,
+    ) -> PyResult<HttpVerdict> {
+        let built = match self.limits.built.get() {
+            Some(built) => built,
             None => {
                 let runtime = runtime::get()?;
-                py.detach(|| runtime.block_on(self.limits.limiter()))?
-                    .decide(&parts)
+                py.detach(|| runtime.block_on(self.limits.built()))?
             }
         };
-        match deciding {
-            Deciding::Now(verdict) => Ok(HttpVerdict::new(verdict, &self.names)),
+        let (limiter, names) = &built.limiters[chosen];
+        match limiter.decide(&parts) {
+            Deciding::Now(verdict) => Ok(HttpVerdict::new(verdict, names)),
             Deciding::Later(pending) => {
                 let runtime = runtime::get()?;
                 let verdict = py.detach(|| runtime.block_on(pending));
-                Ok(HttpVerdict::new(verdict, &self.names))
+                Ok(HttpVerdict::new(verdict, names))
             }
         }
     }
 }
 
 impl Limits {
-    /// The limiter; limits on Redis are built on first use in this process.
-    async fn limiter(&self) -> PyResult<&RequestLimiter> {
-        if let Some(limiter) = self.limiter.get() {
-            return Ok(limiter);
+    /// The limiters; limits on Redis are built on first use in this process.
+    async fn built(&self) -> PyResult<&Built> {
+        if let Some(built) = self.built.get() {
+            return Ok(built);
         }
         let _building = self.building.lock().await;
-        if self.limiter.get().is_none() {
-            let (built, remotes) = self.options.limiter().await.map_err(|e| {
+        if self.built.get().is_none() {
+            let built = self.options.limiter().await.map_err(|e| {
                 PyRuntimeError::new_err(format!("cannot build the limits on Redis: {e}"))
             })?;
-            let _ = self.remotes.set(remotes);
-            let _ = self.limiter.set(built);
+            let _ = self.built.set(built);
         }
-        Ok(self.limiter.get().expect("built above"))
+        Ok(self.built.get().expect("built above"))
+    }
+
+    /// Forgets `key` in every limiter (each combination of tiers shares its limits' tables
+    /// with the others, so every table is reached).
+    async fn reset(&self, key: String) -> PyResult<bool> {
+        let mut held = false;
+        for (limiter, _) in &self.built().await?.limiters {
+            held |= RequestLimiter::reset(limiter, &key)
+                .await
+                .map_err(errors::backend)?;
+        }
+        Ok(held)
     }
 }
 
 impl Drop for Limits {
     fn drop(&mut self) {
         // Limits on Redis drop their connections inside the runtime they were built on.
-        if let (Some(limiter), Some(runtime)) = (self.limiter.take(), runtime::started()) {
+        if let (Some(built), Some(runtime)) = (self.built.take(), runtime::started()) {
             let _entered = runtime.enter();
-            drop(limiter);
-            drop(self.remotes.take());
+            drop(built);
         }
     }
 }

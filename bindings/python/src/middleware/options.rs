@@ -1,6 +1,13 @@
 //! The middlewares' options (`limits`, `trusted_proxies`, `ipv6_prefix`, `forwarded_headers`,
-//! `redis`, `redis_cluster`, `on_backend_error`), read from Python into the library's own
-//! values, and the `RequestLimiter` they describe, in process or on Redis.
+//! `redis`, `redis_cluster`, `on_backend_error`, `max_keys`), read from Python into the
+//! library's own values, and the `RequestLimiter`s they describe, in process or on Redis.
+//!
+//! A limit's quota string may hold several quotas (`"5/minute; 100/hour"`, the library's
+//! `Quota::parse_many`): each is one library limit (named `NAME-1`, `NAME-2`...), so the
+//! library decides them all-or-nothing. A limit whose quota is a function of the request
+//! chooses, per request, one of a bounded set of quotas (`quotas`, its tiers): each tier has
+//! its own tables, built once, and the middleware holds one `RequestLimiter` per combination
+//! of the tiers its limits may choose, sharing every limit's tables.
 
 use crate::args::{text, type_name};
 use crate::errors;
@@ -8,11 +15,11 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use sluicegate::http::{
-    in_process_backend, key_extractor, redis_prefix, ClientAddr, ClientIp, ForwardedHeaders,
-    GivenKey, OnBackendError, ProblemJson, RateLimitBuilder, Rejection, RequestLimit,
-    RequestLimiter, TrustedProxies,
+    in_process_backend_bounded, key_extractor, redis_prefix, ClientAddr, ClientIp,
+    ForwardedHeaders, GivenKey, OnBackendError, ProblemJson, RateLimitBuilder, Rejection,
+    RequestLimit, RequestLimiter, TrustedProxies, DEFAULT_MAX_KEYS,
 };
-use sluicegate::policy::{KeySpec, Policy, PolicyError};
+use sluicegate::policy::{AlgorithmKind, KeySpec, Policy, PolicyError};
 use sluicegate::redis::{AnyRedisLimiter, Fallback, RedisError};
 use sluicegate::Quota;
 
@@ -27,7 +34,12 @@ pub(crate) struct Options {
     standard_headers: bool,
     legacy_headers: bool,
     body: Body,
+    /// The most keys each in-process keyed table holds.
+    max_keys: usize,
 }
+
+/// The most combinations of tiers one middleware's quota functions may choose among.
+const MAX_COMBINATIONS: usize = 256;
 
 /// The body of a refusal: the library's plain text, the sentence as FastAPI's JSON
 /// `{"detail": ...}`, or the library's RFC 9457 problem details.
@@ -38,11 +50,18 @@ enum Body {
     Problem,
 }
 
-/// One limit. `policy.key` is `Global` and unused where a function computes the key.
+/// One limit. `key` is `Global` and unused where a function computes the key.
 struct Limit {
-    policy: Policy,
+    name: String,
+    algorithm: AlgorithmKind,
+    key: KeySpec,
     cost: u32,
     given: bool,
+    /// The quotas of each tier it may decide by (one tier when its quota is fixed), each
+    /// tier's quotas decided all-or-nothing.
+    tiers: Vec<Vec<Quota>>,
+    /// The library limits the options build, one per tier and quota, by `built`.
+    stride: usize,
 }
 
 struct Redis {
@@ -54,8 +73,29 @@ struct Redis {
 /// takes the client's address (the one the trusted-proxy rules resolved) as a second argument.
 pub(crate) type KeyFunction = (String, Py<PyAny>, bool);
 
+/// A limit whose quota a Python function chooses per request: its name, the function, the
+/// quota strings it may return (in order), and how far one step of its choice moves in the
+/// list of combinations.
+pub(crate) struct QuotaFunction {
+    pub(crate) name: String,
+    pub(crate) function: Py<PyAny>,
+    pub(crate) quotas: Vec<String>,
+    pub(crate) stride: usize,
+}
+
 /// The fields a limit's dict may have.
-const FIELDS: [&str; 5] = ["name", "key", "quota", "algorithm", "cost"];
+const FIELDS: [&str; 6] = ["name", "key", "quota", "quotas", "algorithm", "cost"];
+
+/// A limiter and its limits' names, in order.
+pub(crate) type Named = (RequestLimiter, std::sync::Arc<[String]>);
+
+/// What the options build: one `RequestLimiter` per combination of tiers (one in all without
+/// quota functions), each with its limits' names in order, sharing their tables; and the
+/// limiters on Redis (their counters say how Redis fares).
+pub(crate) struct Built {
+    pub(crate) limiters: Vec<Named>,
+    pub(crate) remotes: Vec<AnyRedisLimiter>,
+}
 
 impl Options {
     /// Reads the options; a `ValueError` or `TypeError` says which one is wrong and why.
@@ -71,7 +111,8 @@ impl Options {
         on_backend_error: &str,
         header_form: &Bound<'_, PyAny>,
         body: &str,
-    ) -> PyResult<(Options, Vec<KeyFunction>)> {
+        max_keys: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(Options, Vec<KeyFunction>, Vec<QuotaFunction>)> {
         if limits.is_instance_of::<PyString>() || limits.is_instance_of::<PyDict>() {
             return Err(PyTypeError::new_err(format!(
                 "limits must be a list of dicts, got {}: write limits=[{{\"name\": \"ip\", \
@@ -81,14 +122,41 @@ impl Options {
         }
         let mut read = Vec::new();
         let mut functions = Vec::new();
+        let mut choosers = Vec::new();
         for (i, item) in limits.try_iter()?.enumerate() {
-            let (limit, function) = limit(i, &item?)?;
+            let (limit, function, chooser) = limit(i, &item?)?;
             if let Some(function) = function {
                 let takes_client = takes_client(function.bind(limits.py()))?;
-                functions.push((limit.policy.name.clone(), function, takes_client));
+                functions.push((limit.name.clone(), function, takes_client));
+            }
+            if let Some(chooser) = chooser {
+                choosers.push((read.len(), chooser));
             }
             read.push(limit);
         }
+        // Combination `c` takes tier `(c / stride) % tiers` of each limit, the last limit's
+        // varying fastest.
+        let mut combinations = 1usize;
+        for limit in read.iter_mut().rev() {
+            limit.stride = combinations;
+            combinations = combinations.saturating_mul(limit.tiers.len());
+        }
+        if combinations > MAX_COMBINATIONS {
+            return Err(PyValueError::new_err(format!(
+                "the quota functions choose among {combinations} combinations of quotas; at \
+                 most {MAX_COMBINATIONS} (each is its own set of tables): give fewer quotas="
+            )));
+        }
+        let choosers = choosers
+            .into_iter()
+            .map(|(i, (function, quotas))| QuotaFunction {
+                name: read[i].name.clone(),
+                function,
+                quotas,
+                stride: read[i].stride,
+            })
+            .collect();
+        let max_keys = crate::args::max_keys(max_keys)?.unwrap_or(DEFAULT_MAX_KEYS);
         let headers: ForwardedHeaders = forwarded_headers
             .parse()
             .map_err(|e| PyValueError::new_err(format!("forwarded_headers: {e}")))?;
@@ -136,11 +204,12 @@ impl Options {
             standard_headers,
             legacy_headers,
             body,
+            max_keys,
         };
         // Checks every limit and the set of them (names, count) now, even when the limits
         // will live on Redis, so that a mistake fails where the middleware is built.
         options.in_process().map_err(errors::value)?;
-        Ok((options, functions))
+        Ok((options, functions, choosers))
     }
 
     /// True when the limits live on Redis.
@@ -148,9 +217,9 @@ impl Options {
         self.redis.is_some()
     }
 
-    /// The limits' names, in order.
+    /// The limits' names, in order (as given: a limit of several quotas is one name here).
     pub(crate) fn names(&self) -> Vec<String> {
-        self.limits.iter().map(|l| l.policy.name.clone()).collect()
+        self.limits.iter().map(|l| l.name.clone()).collect()
     }
 
     /// The client's address as the trusted-proxy rules resolve it (before grouping), or
@@ -175,55 +244,110 @@ impl Options {
         }
     }
 
-    /// The limiter with every limit in this process.
-    pub(crate) fn in_process(&self) -> Result<RequestLimiter, String> {
-        let mut builder = self.builder();
-        for limit in &self.limits {
-            let built = if limit.given {
-                let backend = in_process_backend(limit.policy.algorithm, limit.policy.quota, true)
-                    .map_err(|e| format!("limit {:?}: {e}", limit.policy.name))?;
-                RequestLimit::shared(limit.policy.name.clone(), backend)
+    /// The limiters with every limit in this process.
+    pub(crate) fn in_process(&self) -> Result<Built, String> {
+        let tiers = self.tiers(|limit, policy| {
+            if limit.given {
+                let backend =
+                    in_process_backend_bounded(policy.algorithm, policy.quota, true, self.max_keys)
+                        .map_err(|e| format!("limit {:?}: {e}", limit.name))?;
+                Ok(RequestLimit::shared(policy.name.clone(), backend))
             } else {
-                RequestLimit::from_policy(&limit.policy, &self.client_ip)
-                    .map_err(|e| e.to_string())?
-            };
-            builder = builder.limit(limit.finish(built));
-        }
-        builder.limiter().map_err(|e| e.to_string())
+                RequestLimit::from_policy_bounded(policy, &self.client_ip, self.max_keys)
+                    .map_err(|e| e.to_string())
+            }
+        })?;
+        Ok(Built {
+            limiters: self.combine(&tiers)?,
+            remotes: Vec::new(),
+        })
     }
 
-    /// The limiter the options describe: on Redis when `redis` is set (connected when Redis
+    /// The limiters the options describe: on Redis when `redis` is set (connected when Redis
     /// answers, so that the first request is decided there, else built all the same; needs
     /// the tokio runtime), else in process.
-    /// Returns the limiters on Redis beside it (their counters say how Redis fares).
-    pub(crate) async fn limiter(&self) -> Result<(RequestLimiter, Vec<AnyRedisLimiter>), String> {
+    pub(crate) async fn limiter(&self) -> Result<Built, String> {
         let Some(redis) = &self.redis else {
-            return Ok((self.in_process()?, Vec::new()));
+            return self.in_process();
         };
-        let mut builder = self.builder();
         let mut remotes = Vec::new();
+        let mut tiers = Vec::new();
         for limit in &self.limits {
-            let policy = &limit.policy;
-            let on_redis = |e: RedisError| format!("limit {:?} on Redis: {e}", policy.name);
-            // Connected first, so that the first request is decided on Redis when it
-            // answers; built lazily all the same when it does not.
-            let backend = match self.redis_backend(policy, redis, false).await {
-                Ok(backend) => backend,
-                Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => self
-                    .redis_backend(policy, redis, true)
-                    .await
-                    .map_err(on_redis)?,
-                Err(e) => return Err(on_redis(e)),
-            };
-            remotes.push(backend.clone());
-            let mut built = RequestLimit::new(policy.name.clone(), backend);
-            if !limit.given {
-                built = built
-                    .key(key_extractor(&policy.key, &self.client_ip).map_err(|e| e.to_string())?);
+            let mut built = Vec::new();
+            for tier in limit.policies() {
+                let mut parts = Vec::new();
+                for policy in tier {
+                    let on_redis = |e: RedisError| format!("limit {:?} on Redis: {e}", policy.name);
+                    // Connected first, so that the first request is decided on Redis when
+                    // it answers; built lazily all the same when it does not.
+                    let backend = match self.redis_backend(&policy, redis, false).await {
+                        Ok(backend) => backend,
+                        Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => self
+                            .redis_backend(&policy, redis, true)
+                            .await
+                            .map_err(on_redis)?,
+                        Err(e) => return Err(on_redis(e)),
+                    };
+                    remotes.push(backend.clone());
+                    let mut one = RequestLimit::new(policy.name.clone(), backend);
+                    if !limit.given {
+                        one = one.key(
+                            key_extractor(&policy.key, &self.client_ip)
+                                .map_err(|e| e.to_string())?,
+                        );
+                    }
+                    parts.push(limit.finish(one));
+                }
+                built.push(parts);
             }
-            builder = builder.limit(limit.finish(built));
+            tiers.push(built);
         }
-        Ok((builder.limiter().map_err(|e| e.to_string())?, remotes))
+        Ok(Built {
+            limiters: self.combine(&tiers)?,
+            remotes,
+        })
+    }
+
+    /// Each limit's tiers, each tier's library limits, built by `build` from their policies.
+    fn tiers(
+        &self,
+        build: impl Fn(&Limit, &Policy) -> Result<RequestLimit, String>,
+    ) -> Result<Vec<Vec<Vec<RequestLimit>>>, String> {
+        self.limits
+            .iter()
+            .map(|limit| {
+                limit
+                    .policies()
+                    .into_iter()
+                    .map(|tier| {
+                        tier.iter()
+                            .map(|policy| build(limit, policy).map(|one| limit.finish(one)))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// One `RequestLimiter` per combination of tiers, in the order `QuotaFunction::stride`
+    /// counts them, with its limits' names.
+    fn combine(&self, tiers: &[Vec<Vec<RequestLimit>>]) -> Result<Vec<Named>, String> {
+        let combinations: usize = tiers.iter().map(Vec::len).product();
+        (0..combinations)
+            .map(|combination| {
+                let mut builder = self.builder();
+                let mut names = Vec::new();
+                for (limit, tiers) in self.limits.iter().zip(tiers) {
+                    let tier = (combination / limit.stride) % tiers.len();
+                    for one in &tiers[tier] {
+                        names.push(one.name().to_owned());
+                        builder = builder.limit(one.clone());
+                    }
+                }
+                let limiter = builder.limiter().map_err(|e| e.to_string())?;
+                Ok((limiter, names.into()))
+            })
+            .collect()
     }
 
     /// The Redis limiter behind `policy`, under the prefix every HTTP front end uses.
@@ -250,16 +374,47 @@ impl Limit {
     fn finish(&self, built: RequestLimit) -> RequestLimit {
         let built = built.cost(self.cost);
         if self.given {
-            built.key(GivenKey::new(self.policy.name.clone()))
+            built.key(GivenKey::new(self.name.clone()))
         } else {
             built
         }
     }
+
+    /// The policies of each tier: one per quota, named `NAME` when the tier has one quota,
+    /// else `NAME-1`, `NAME-2`... (names must differ: headers report by name, and each
+    /// name is its own prefix on Redis).
+    fn policies(&self) -> Vec<Vec<Policy>> {
+        self.tiers
+            .iter()
+            .map(|quotas| {
+                quotas
+                    .iter()
+                    .enumerate()
+                    .map(|(i, quota)| Policy {
+                        name: if quotas.len() == 1 {
+                            self.name.clone()
+                        } else {
+                            format!("{}-{}", self.name, i + 1)
+                        },
+                        quota: *quota,
+                        algorithm: self.algorithm,
+                        key: self.key.clone(),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
 }
 
-/// `limits[i]`: `{"name", "key", "quota", "algorithm"?, "cost"?}`, and its key function if
-/// `key` is one.
-fn limit(i: usize, item: &Bound<'_, PyAny>) -> PyResult<(Limit, Option<Py<PyAny>>)> {
+/// A quota function and the quota strings it may return.
+type Chooser = (Py<PyAny>, Vec<String>);
+
+/// `limits[i]`: `{"name", "key", "quota", "quotas"?, "algorithm"?, "cost"?}`, its key
+/// function if `key` is one, and its quota function if `quota` is one.
+fn limit(
+    i: usize,
+    item: &Bound<'_, PyAny>,
+) -> PyResult<(Limit, Option<Py<PyAny>>, Option<Chooser>)> {
     let Ok(item) = item.cast::<PyDict>() else {
         return Err(PyTypeError::new_err(format!(
             "limits[{i}] must be a dict, got {}",
@@ -270,7 +425,8 @@ fn limit(i: usize, item: &Bound<'_, PyAny>) -> PyResult<(Limit, Option<Py<PyAny>
         let known = text(&field, "a field").is_ok_and(|field| FIELDS.contains(&field));
         if !known {
             return Err(PyValueError::new_err(format!(
-                "limits[{i}] has an unknown field {}: a limit has name, key, quota, algorithm and cost",
+                "limits[{i}] has an unknown field {}: a limit has name, key, quota, quotas, \
+                 algorithm and cost",
                 field.repr()?
             )));
         }
@@ -290,9 +446,47 @@ fn limit(i: usize, item: &Bound<'_, PyAny>) -> PyResult<(Limit, Option<Py<PyAny>
     };
     let name = field_text("name", None)?;
     let invalid = |e: &dyn std::fmt::Display| errors::value(format!("limit {name:?}: {e}"));
-    let quota: Quota = field_text("quota", None)?
-        .parse()
-        .map_err(|e| invalid(&e))?;
+    // Several quotas in one string are the library's to read (`Quota::parse_many`).
+    let quotas_of =
+        |text: &str| -> PyResult<Vec<Quota>> { Quota::parse_many(text).map_err(|e| invalid(&e)) };
+    let (tiers, chooser) = match item.get_item("quota")? {
+        Some(function) if function.is_callable() => {
+            let Some(listed) = item.get_item("quotas")?.filter(|q| !q.is_none()) else {
+                return Err(invalid(
+                    &"a quota given as a function of the request needs \"quotas\", the list \
+                     of quota strings it may return",
+                ));
+            };
+            if listed.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(format!(
+                    "limit {name:?}: \"quotas\" must be a list of quota strings, got str"
+                )));
+            }
+            let mut labels: Vec<String> = Vec::new();
+            let mut tiers = Vec::new();
+            for one in listed.try_iter()? {
+                let one = one?;
+                let label = text(&one, "each of quotas")?.to_owned();
+                if labels.contains(&label) {
+                    return Err(invalid(&format!("quotas lists {label:?} twice")));
+                }
+                tiers.push(quotas_of(&label)?);
+                labels.push(label);
+            }
+            if tiers.is_empty() {
+                return Err(invalid(&"\"quotas\" is empty"));
+            }
+            (tiers, Some((function.unbind(), labels)))
+        }
+        _ => {
+            if item.get_item("quotas")?.is_some_and(|q| !q.is_none()) {
+                return Err(invalid(
+                    &"\"quotas\" goes with a quota given as a function of the request",
+                ));
+            }
+            (vec![quotas_of(&field_text("quota", None)?)?], None)
+        }
+    };
     let algorithm = field_text("algorithm", Some("gcra"))?
         .parse()
         .map_err(|e| invalid(&e))?;
@@ -321,15 +515,14 @@ fn limit(i: usize, item: &Bound<'_, PyAny>) -> PyResult<(Limit, Option<Py<PyAny>
     };
     let limit = Limit {
         given: function.is_some(),
-        policy: Policy {
-            name,
-            quota,
-            algorithm,
-            key,
-        },
+        name,
+        algorithm,
+        key,
         cost,
+        tiers,
+        stride: 1,
     };
-    Ok((limit, function))
+    Ok((limit, function, chooser))
 }
 
 /// `trusted_proxies`: networks (`"10.0.0.0/8"`, `"::1"`) in a list, or in one string
