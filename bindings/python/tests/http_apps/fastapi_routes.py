@@ -35,13 +35,18 @@ def client_and_plan(request: Request, client: Optional[str]) -> str:
     return f"{client}|{request.headers.get('x-plan', 'free')}"
 
 
-@app.post("/login", dependencies=[Depends(limit("3/minute", name="login",
-                                                on_breach=record))])
+login_limit = limit("3/minute", name="login", on_breach=record)
+
+
+@app.post("/login", dependencies=[Depends(login_limit)])
 async def login() -> Dict[str, str]:
     return {"ok": "yes"}
 
 
-@app.get("/both", dependencies=[Depends(limit(["2/minute", "100/hour"], name="both"))])
+both_limit = limit(["2/minute", "100/hour"], name="both")
+
+
+@app.get("/both", dependencies=[Depends(both_limit)])
 async def both() -> Dict[str, str]:
     return {"ok": "yes"}
 
@@ -55,6 +60,24 @@ async def by_plan() -> Dict[str, str]:
 @app.get("/health", dependencies=[Depends(limit(
     "1/minute", name="health", exempt=lambda request: request.url.path == "/health"))])
 async def health() -> Dict[str, str]:
+    return {"ok": "yes"}
+
+
+@app.get("/reset")
+async def reset(key: str) -> bool:
+    """Forgets `key` in the `/login` and `/both` limits."""
+    login = await login_limit.areset(key)
+    return both_limit.reset(key) or login
+
+
+@app.get("/several", dependencies=[Depends(limit("2/minute; 100/hour", name="several"))])
+async def several() -> Dict[str, str]:
+    return {"ok": "yes"}
+
+
+@app.get("/bounded", dependencies=[Depends(limit("5/minute", name="bounded",
+                                                 key="header:x-user", max_keys=1))])
+async def bounded() -> Dict[str, str]:
     return {"ok": "yes"}
 
 

@@ -22,6 +22,13 @@ def hello() -> Response:
     return Response("ok\n", mimetype="text/plain")
 
 
+@app.get("/reset")
+def reset() -> Response:
+    """Forgets `?key=` in every limit of the middleware: whether one held it."""
+    middleware: RateLimitMiddleware = app.wsgi_app  # type: ignore[assignment]
+    return Response(str(middleware.reset(request.args["key"])), mimetype="text/plain")
+
+
 @app.get("/pid")
 def pid() -> Response:
     time.sleep(float(request.args.get("sleep", "0")))

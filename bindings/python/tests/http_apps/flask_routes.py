@@ -11,9 +11,37 @@ app = Flask(__name__)
 REDIS = os.environ.get("SLUICEGATE_TEST_REDIS") or None
 
 
+login_limit = limit("3/minute")
+
+
 @app.post("/login")
-@limit("3/minute")
+@login_limit
 def login() -> str:
+    return "ok"
+
+
+@app.get("/reset")
+def reset() -> str:
+    """Forgets `?key=` in the `/login` view's limit."""
+    return str(login_limit.reset(request.args["key"]))
+
+
+@app.get("/several")
+@limit("2/minute; 100/hour", name="several")
+def several() -> str:
+    return "ok"
+
+
+@app.get("/tier")
+@limit(lambda request: request.headers.get("x-plan", "1/minute"),
+       quotas=["1/minute", "3/minute; 100/hour"], name="tier")
+def tier() -> str:
+    return "ok"
+
+
+@app.get("/bounded")
+@limit("5/minute", name="bounded", key="header:x-user", max_keys=1)
+def bounded() -> str:
     return "ok"
 
 

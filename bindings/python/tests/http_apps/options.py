@@ -2,7 +2,10 @@
 
 JSON cannot hold a function, so a limit's key `"function:NAME"` stands for a key function
 that returns the request's header NAME, or None when it has none: the user's code a key
-function would be (the middleware only calls it).
+function would be (the middleware only calls it). Likewise a limit's quota
+`"function:NAME"` stands for a quota function returning header NAME's value, or the first
+of the limit's `quotas` when the request has none; and `"exempt_paths": [...]` for an
+`exempt` function true on those paths.
 """
 
 from __future__ import annotations
@@ -43,4 +46,19 @@ def middleware_options(interface: str) -> Dict[str, Any]:
     for limit in options["limits"]:
         if limit["key"].startswith("function:"):
             limit["key"] = function(limit["key"][len("function:"):])
+        if isinstance(limit.get("quota"), str) and limit["quota"].startswith("function:"):
+            limit["quota"] = quota_function(function(limit["quota"][len("function:"):]),
+                                            limit["quotas"][0])
+    paths = options.pop("exempt_paths", None)
+    if paths is not None:
+        field = "path" if interface == "asgi" else "PATH_INFO"
+        options["exempt"] = lambda request: request[field] in paths
     return options
+
+
+def quota_function(header: Callable[[Dict[str, Any]], Optional[str]],
+                   default: str) -> Callable[[Dict[str, Any]], str]:
+    def quota(request: Dict[str, Any]) -> str:
+        return header(request) or default
+
+    return quota

@@ -38,6 +38,11 @@ async def lifespan_ran(request: Request) -> PlainTextResponse:
     return PlainTextResponse("started" if started else "not started")
 
 
+async def reset(request: Request) -> PlainTextResponse:
+    """Forgets `?key=` in every limit of the middleware: whether one held it."""
+    return PlainTextResponse(str(await app.areset(request.query_params["key"])))
+
+
 async def echo(websocket: WebSocket) -> None:
     await websocket.accept()
     await websocket.send_text(await websocket.receive_text())
@@ -45,6 +50,6 @@ async def echo(websocket: WebSocket) -> None:
 
 
 routes = [Route("/", hello), Route("/pid", pid), Route("/lifespan", lifespan_ran),
-          WebSocketRoute("/echo", echo)]
+          Route("/reset", reset), WebSocketRoute("/echo", echo)]
 app = RateLimitMiddleware(Starlette(routes=routes, lifespan=lifespan),
                           **middleware_options("asgi"))
