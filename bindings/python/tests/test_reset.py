@@ -65,21 +65,21 @@ def test_redis_limiter_reset_while_redis_is_down_raises_redis_error(unused_port:
 def test_http_limiter_reset_in_process_every_limit_and_quota() -> None:
     limiter = HttpLimiter([
         {"name": "ip", "key": "ip", "quota": "2/minute; 50/hour"},
-        {"name": "user", "key": lambda request: "alice", "quota": "1/minute"},
+        {"name": "user", "key": lambda request: "alice", "quota": "1/minute, 10/hour"},
     ])
     assert limiter.names == ["ip", "user"]
     assert limiter.decide_asgi(scope()).passes
     refused = limiter.decide_asgi(scope())
-    assert refused.status == 429 and refused.limit == "user"
+    assert refused.status == 429 and refused.limit == "user-1"
     # Forgetting the client's address alone leaves "user" refusing...
     assert limiter.reset("192.0.2.7") is True
-    assert limiter.decide_asgi(scope()).limit == "user"
+    assert limiter.decide_asgi(scope()).limit == "user-1"
     # ...and forgetting "alice" too lets the request by, both quotas of "ip" fresh again.
     assert limiter.reset("alice") is True
     passed = limiter.decide_asgi(scope())
     assert passed.passes
     assert dict(passed.headers)[b"ratelimit-policy"] == (
-        b'"ip-1";q=2;w=60, "ip-2";q=50;w=3600, "user";q=1;w=60')
+        b'"ip-1";q=2;w=60, "ip-2";q=50;w=3600, "user-1";q=1;w=60, "user-2";q=10;w=3600')
     assert limiter.reset("nobody") is False
     with pytest.raises(TypeError, match="key must be a str, got bytes"):
         limiter.reset(b"alice")  # type: ignore[arg-type]
