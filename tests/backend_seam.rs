@@ -9,6 +9,8 @@ use proptest::prelude::*;
 use sluicegate::algorithm::{FixedWindow, Gcra, SlidingLog, TokenBucket};
 use sluicegate::backend::{all_of, all_of_each, Backend, BackendErrorKind, Member, Op};
 use sluicegate::clock::ManualClock;
+use sluicegate::dynamic::{AnyKeyedLimiter, AnyLimiter};
+use sluicegate::policy::AlgorithmKind;
 use sluicegate::{Composite, Decision, KeyedLimiter, Limiter, Quota};
 use std::future::Future;
 use std::pin::pin;
@@ -126,6 +128,26 @@ fn in_process_limiters_answer_through_dyn_backend_without_an_executor() {
         .unwrap()
         .unwrap()
         .is_denied());
+}
+
+#[test]
+fn limiters_chosen_at_run_time_say_they_answer_at_once_for_every_algorithm() {
+    // The HTTP front ends decide without an executor only when every backend says so.
+    for kind in AlgorithmKind::ALL {
+        let keyed = AnyKeyedLimiter::<String>::new(Quota::per_second(2), kind).unwrap();
+        let direct = AnyLimiter::<ManualClock>::new(Quota::per_second(2), kind).unwrap();
+        let backends: [&dyn Backend<str>; 2] = [&keyed, &direct];
+        for backend in backends {
+            assert!(backend.immediate(), "{kind}");
+            assert!(backend
+                .check("a")
+                .now()
+                .expect("ready")
+                .unwrap()
+                .is_allowed());
+            assert!(backend.reset("a").now().expect("ready").is_ok(), "{kind}");
+        }
+    }
 }
 
 #[test]

@@ -25,6 +25,10 @@ where
         AnyKeyedLimiter::max_cost(self)
     }
 
+    fn immediate(&self) -> bool {
+        dispatch!(Keyed, &self.0, limiter => Backend::<Q>::immediate(limiter))
+    }
+
     #[inline]
     fn decide<'a>(&'a self, key: &'a Q, cost: u32, op: Op) -> Call<'a> {
         dispatch!(Keyed, &self.0, limiter => Backend::<Q>::decide(limiter, key, cost, op))
@@ -55,6 +59,10 @@ where
 
     fn max_cost(&self) -> u32 {
         self.max_cost()
+    }
+
+    fn immediate(&self) -> bool {
+        dispatch!(Direct, self.inner(), limiter => Backend::<Q>::immediate(limiter))
     }
 
     #[inline]

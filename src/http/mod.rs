@@ -62,7 +62,8 @@
 //! A front end outside Rust's HTTP stack builds the parts with [`request_parts`] (the peer
 //! address from its socket, never from its framework's own proxy handling: the
 //! [trusted-proxy rule](ClientIp) here is the only one), hands the keys its users' functions
-//! compute in as [`GivenKeys`] (read by [`GivenKey`]), and builds its limits from
+//! compute in as [`GivenKeys`] (read by [`GivenKey`]), reads its client-address options with
+//! [`FrontEndOptions`] (so every binding accepts the same spellings), and builds its limits from
 //! [`Policy`](crate::policy::Policy) values with [`RequestLimit::from_policy`] or, shared
 //! through Redis under [`redis_prefix`], `RequestLimit::from_policy_on_redis` (or
 //! `from_policy_on_redis_connected`, which connects first, where the limits are built as
@@ -104,6 +105,7 @@ pub mod client;
 mod decide;
 mod error;
 mod foreign;
+mod front_end;
 mod future;
 mod headers;
 mod ip;
@@ -122,6 +124,7 @@ mod verdict;
 pub use builder::RateLimitBuilder;
 pub use error::BuildError;
 pub use foreign::DecidedLimit;
+pub use front_end::{parse_on_backend_error, FrontEndError, FrontEndOption, FrontEndOptions};
 pub use future::ResponseFuture;
 pub use headers::{
     HeaderDraft, RateLimitHeaders, Report, RATELIMIT, RATELIMIT_LIMIT, RATELIMIT_POLICY,

@@ -53,14 +53,9 @@ function normalize(options) {
   if (redisUrl !== undefined && typeof redisUrl !== 'string') {
     throw new TypeError(`${WHAT}: \`${options.redis !== undefined ? 'redis' : 'redisCluster'}\` must be a URL string such as 'redis://127.0.0.1:6379/', got ${describe(redisUrl)}`);
   }
-  const onBackendError = options.onBackendError ?? 'allow';
-  if (onBackendError !== 'allow' && onBackendError !== 'deny') {
-    throw new TypeError(`${WHAT}: \`onBackendError\` is 'allow' or 'deny', got ${describe(onBackendError)}`);
-  }
-  const forwardedHeaders = options.forwardedHeaders ?? 'x-forwarded-for' // the library's default, as in Rust and Python;
-  if (!['x-forwarded-for', 'forwarded', 'both'].includes(forwardedHeaders)) {
-    throw new TypeError(`${WHAT}: \`forwardedHeaders\` is 'x-forwarded-for', 'forwarded' or 'both', got ${describe(forwardedHeaders)}`);
-  }
+  // Their values are read by the library (the spellings Rust and Python accept), only their type here.
+  const onBackendError = text(options.onBackendError, 'onBackendError', "'allow' or 'deny'", 'allow');
+  const forwardedHeaders = text(options.forwardedHeaders, 'forwardedHeaders', "'x-forwarded-for', 'forwarded' or 'both'", 'x-forwarded-for');
   const native = {
     limits: limits.map(({ fn, ...limit }) => limit),
     trustedProxies: trustedProxies(options.trustedProxies),
@@ -175,6 +170,13 @@ function trustedProxies(value) {
 }
 
 /** `ipv6Prefix`, or express-rate-limit's `ipv6Subnet` (the same thing; `false`: no grouping). */
+/** A string option (`fallback` when not given), its value left to the library to read. */
+function text(value, name, expected, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string') throw new TypeError(`${WHAT}: \`${name}\` is ${expected}, got ${describe(value)}`);
+  return value;
+}
+
 function ipv6Prefix(options) {
   if (options.ipv6Prefix !== undefined && options.ipv6Subnet !== undefined) {
     throw new TypeError(`${WHAT}: give \`ipv6Prefix\` or \`ipv6Subnet\`, not both`);

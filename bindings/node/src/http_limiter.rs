@@ -21,9 +21,9 @@ use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::backend::{Backend, Call, Op};
 use sluicegate::http::{
-    in_process_backend_bounded, key_extractor, ClientIp, Deciding, ForwardedHeaders, GivenKey,
-    GivenKeys, HeaderDraft, KeyBuf, KeyExtractor, OnBackendError, RateLimitLayer, Report,
-    RequestLimit, RequestLimiter, TrustedProxies, Verdict, DEFAULT_MAX_KEYS,
+    in_process_backend_bounded, key_extractor, parse_on_backend_error, ClientIp, Deciding,
+    FrontEndError, FrontEndOption, FrontEndOptions, GivenKey, GivenKeys, HeaderDraft, KeyBuf,
+    KeyExtractor, RateLimitLayer, Report, RequestLimit, RequestLimiter, Verdict, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{KeySpec, Policy};
 use sluicegate::{Decision, Quota};
@@ -133,12 +133,7 @@ pub fn new_http_limiter<'env>(
     }
     let client_ip = client_ip(&options)?;
     let mut builder = RateLimitLayer::builder()
-        .on_backend_error(
-            options
-                .on_backend_error
-                .parse::<OnBackendError>()
-                .map_err(invalid)?,
-        )
+        .on_backend_error(parse_on_backend_error(&options.on_backend_error).map_err(named)?)
         .standard_headers(options.standard_headers)
         .legacy_headers(options.legacy_headers);
     if let (true, Some(draft)) = (options.standard_headers, &options.headers_draft) {
@@ -172,25 +167,27 @@ pub fn new_http_limiter<'env>(
     )
 }
 
-/// The client-IP key the options describe.
+/// The client-IP key the options describe, read by the library (as Python's are).
 fn client_ip(options: &HttpOptions) -> napi::Result<ClientIp> {
-    let mut trusted = TrustedProxies::none();
-    for network in &options.trusted_proxies {
-        let cidr = network
-            .parse()
-            .map_err(|e| invalid(format!("trustedProxies: {network:?}: {e}")))?;
-        trusted.push(cidr);
+    FrontEndOptions {
+        trusted_proxies: &options.trusted_proxies,
+        forwarded_headers: &options.forwarded_headers,
+        ipv6_prefix: options.ipv6_prefix,
     }
-    let headers: ForwardedHeaders = options
-        .forwarded_headers
-        .parse()
-        .map_err(|e| invalid(format!("forwardedHeaders: {e}")))?;
-    let bits = u8::try_from(options.ipv6_prefix).unwrap_or(u8::MAX);
-    ClientIp::new()
-        .trust(trusted)
-        .forwarded_headers(headers)
-        .ipv6_prefix(bits)
-        .map_err(|e| invalid(format!("ipv6Prefix: {e}")))
+    .client_ip()
+    .map_err(named)
+}
+
+/// The library's error about an option, under the option's Node name.
+fn named(error: FrontEndError) -> Error {
+    let option = match error.option {
+        FrontEndOption::TrustedProxies => "trustedProxies",
+        FrontEndOption::ForwardedHeaders => "forwardedHeaders",
+        FrontEndOption::Ipv6Prefix => "ipv6Prefix",
+        FrontEndOption::OnBackendError => "onBackendError",
+        _ => "an option",
+    };
+    invalid(format!("{option}: {error}"))
 }
 
 /// One limit, in process or on Redis under the library's name for HTTP limits.

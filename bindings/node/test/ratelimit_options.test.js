@@ -126,6 +126,15 @@ for (const [label, express] of Object.entries(EXPRESS)) {
   });
 }
 
+test('the client-address options are read by the library, as Python reads them: any case, XFF', () => {
+  for (const forwardedHeaders of ['XFF', 'X-Forwarded-For', 'Forwarded', 'BOTH']) {
+    assert.equal(typeof rateLimit({ quota: '5/second', forwardedHeaders }), 'function', forwardedHeaders);
+  }
+  for (const onBackendError of ['Allow', 'DENY']) {
+    assert.equal(typeof rateLimit({ quota: '5/second', onBackendError }), 'function', onBackendError);
+  }
+});
+
 test('options that are wrong, or express-rate-limit options that do not exist here, throw saying why', () => {
   assert.throws(() => rateLimit({ quota: '5/second', store: {} }), { name: 'TypeError', message: /`store` \(express-rate-limit\) has no counterpart here: .*redis: 'redis:/ });
   assert.throws(() => rateLimit({ quota: '5/second', skipFailedRequests: true }), { name: 'TypeError', message: /decided, and consumes, before it is handled/ });
@@ -137,7 +146,9 @@ test('options that are wrong, or express-rate-limit options that do not exist he
   assert.throws(() => rateLimit({ limits: [{ name: 'a', quota: '5/s' }, { name: 'a', quota: '6/s' }] }), { message: /two limits are named "a"/ });
   assert.throws(() => rateLimit({ quota: '5/second', trustedProxies: ['10.0.0.0/33'] }), { message: /trustedProxies: "10.0.0.0\/33"/ });
   assert.throws(() => rateLimit({ quota: '5/second', ipv6Prefix: 129 }), { name: 'RangeError', message: /`ipv6Prefix` must be a whole number between 0 and 128/ });
-  assert.throws(() => rateLimit({ quota: '5/second', onBackendError: 'retry' }), { message: /'allow' or 'deny'/ });
+  assert.throws(() => rateLimit({ quota: '5/second', onBackendError: 'retry' }), { name: 'RangeError', message: /onBackendError: expected allow or deny, got "retry"/ });
+  assert.throws(() => rateLimit({ quota: '5/second', onBackendError: true }), { name: 'TypeError', message: /`onBackendError` is 'allow' or 'deny', got true/ });
+  assert.throws(() => rateLimit({ quota: '5/second', forwardedHeaders: 'x-real-ip' }), { name: 'RangeError', message: /forwardedHeaders: forwarded headers are x-forwarded-for, forwarded or both, not "x-real-ip"/ });
   assert.throws(() => rateLimit({ quota: '5/second', windowMs: 1000 }), { message: /`quota` or `windowMs` \+ `limit`, not both/ });
   assert.throws(() => rateLimit({ limits: [{ name: 'ip', quota: '5/s' }], quota: '5/s' }), { message: /give `limits` or one limit's options/ });
   assert.throws(() => rateLimit({}), { message: /give `limits`, or one limit's `quota`/ });

@@ -39,8 +39,12 @@ def scope(client: Optional[List[Any]] = None, headers: Optional[List[Any]] = Non
      'trusted_proxies: "10.0.0.0/33"'),
     ({"limits": [IP], "trusted_proxies": [10]}, TypeError, "must be a str, got int"),
     ({"limits": [IP], "ipv6_prefix": 129}, ValueError, "an IPv6 prefix is 0 to 128 bits"),
+    ({"limits": [IP], "trusted_proxies": "10.0.0.0/8, ::1/129"}, ValueError,
+     'trusted_proxies: "::1/129"'),
+    ({"limits": [IP], "ipv6_prefix": 300}, ValueError,
+     "ipv6_prefix: an IPv6 prefix is 0 to 128 bits, not 300"),
     ({"limits": [IP], "on_backend_error": "maybe"}, ValueError,
-     'on-backend-error is allow or deny, not "maybe"'),
+     'on_backend_error: expected allow or deny, got "maybe"; or "local"'),
     ({"limits": [IP], "forwarded_headers": "x-real-ip"}, ValueError,
      'forwarded_headers: forwarded headers are x-forwarded-for, forwarded or both, not "x-real-ip"'),
 ])
@@ -50,6 +54,15 @@ def test_bad_options_say_what_is_wrong(options: Dict[str, Any], error: type,
     with pytest.raises(error) as raised:
         HttpLimiter(limits, **options)
     assert message in str(raised.value)
+
+
+def test_the_client_address_options_are_read_by_the_library_as_node_reads_them() -> None:
+    for forwarded in ("XFF", "X-Forwarded-For", "Forwarded", "BOTH"):
+        HttpLimiter([IP], forwarded_headers=forwarded)
+    for answer in ("Allow", "DENY", "local"):
+        HttpLimiter([IP], on_backend_error=answer)
+    HttpLimiter([IP], trusted_proxies="10.0.0.0/8, fd00::/8")
+    HttpLimiter([IP], trusted_proxies=["10.0.0.0/8, fd00::/8", "::1"])
 
 
 def test_a_redis_limiter_checks_its_options_before_any_request() -> None:

@@ -15,9 +15,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use sluicegate::http::{
-    in_process_backend_bounded, key_extractor, redis_prefix, ClientAddr, ClientIp,
-    ForwardedHeaders, GivenKey, OnBackendError, ProblemJson, RateLimitBuilder, Rejection,
-    RequestLimit, RequestLimiter, TrustedProxies, DEFAULT_MAX_KEYS,
+    in_process_backend_bounded, key_extractor, parse_on_backend_error, redis_prefix, ClientAddr,
+    ClientIp, FrontEndError, FrontEndOption, FrontEndOptions, GivenKey, OnBackendError,
+    ProblemJson, RateLimitBuilder, Rejection, RequestLimit, RequestLimiter, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{AlgorithmKind, KeySpec, Policy, PolicyError};
 use sluicegate::redis::{AnyRedisLimiter, Fallback, RedisError};
@@ -157,21 +157,20 @@ impl Options {
             })
             .collect();
         let max_keys = crate::args::max_keys(max_keys)?.unwrap_or(DEFAULT_MAX_KEYS);
-        let headers: ForwardedHeaders = forwarded_headers
-            .parse()
-            .map_err(|e| PyValueError::new_err(format!("forwarded_headers: {e}")))?;
-        let client_ip = ClientIp::new()
-            .trust(trusted(trusted_proxies)?)
-            .forwarded_headers(headers)
-            // Beyond u8 is beyond 128 too: the library's sentence says why.
-            .ipv6_prefix(u8::try_from(ipv6_prefix).unwrap_or(u8::MAX))
-            .map_err(|e| errors::value(format!("ipv6_prefix: {e}")))?;
+        // Read by the library, as Node's are: the same spellings in every binding.
+        let client_ip = FrontEndOptions {
+            trusted_proxies: &trusted(trusted_proxies)?,
+            forwarded_headers,
+            ipv6_prefix,
+        }
+        .client_ip()
+        .map_err(named)?;
         let local_fallback = on_backend_error == "local";
         let on_backend_error = if local_fallback {
             // Outages are decided in process; other errors (a wrong-type key) let requests by.
             OnBackendError::Allow
         } else {
-            on_backend_error.parse().map_err(|e| {
+            parse_on_backend_error(on_backend_error).map_err(|e| {
                 errors::value(format!(
                     "on_backend_error: {e}; or \"local\" (decide in process)"
                 ))
@@ -526,28 +525,36 @@ fn limit(
 }
 
 /// `trusted_proxies`: networks (`"10.0.0.0/8"`, `"::1"`) in a list, or in one string
-/// separated by commas.
-fn trusted(value: Option<&Bound<'_, PyAny>>) -> PyResult<TrustedProxies> {
+/// separated by commas; read by the library.
+fn trusted(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
     let Some(value) = value.filter(|value| !value.is_none()) else {
-        return Ok(TrustedProxies::none());
-    };
-    let invalid = |network: &str, e: &dyn std::fmt::Display| {
-        errors::value(format!("trusted_proxies: {network:?}: {e}"))
+        return Ok(Vec::new());
     };
     if value.is_instance_of::<PyString>() {
-        let networks = text(value, "trusted_proxies")?;
-        return networks.parse().map_err(|e| invalid(networks, &e));
+        return Ok(vec![text(value, "trusted_proxies")?.to_owned()]);
     }
-    let mut trusted = TrustedProxies::none();
+    let mut networks = Vec::new();
     for network in value.try_iter()? {
         let network = network?;
         let network = text(
             &network,
             "each of trusted_proxies (a network such as \"10.0.0.0/8\")",
         )?;
-        trusted.push(network.parse().map_err(|e| invalid(network, &e))?);
+        networks.push(network.to_owned());
     }
-    Ok(trusted)
+    Ok(networks)
+}
+
+/// The library's error about an option, under the option's Python name.
+fn named(error: FrontEndError) -> PyErr {
+    let option = match error.option {
+        FrontEndOption::TrustedProxies => "trusted_proxies",
+        FrontEndOption::ForwardedHeaders => "forwarded_headers",
+        FrontEndOption::Ipv6Prefix => "ipv6_prefix",
+        FrontEndOption::OnBackendError => "on_backend_error",
+        _ => "an option",
+    };
+    errors::value(format!("{option}: {error}"))
 }
 
 /// `headers`: which rate-limit headers responses carry: `True` or `"standard"` (draft-10's
