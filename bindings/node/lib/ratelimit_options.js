@@ -6,6 +6,7 @@
 // saying why and what to use instead, rather than silently ignored.
 
 const { limitOptions, wholeNumber, describe, knownOptions } = require('./args');
+const native = require('./native');
 
 const WHAT = 'rateLimit(options)';
 
@@ -91,7 +92,7 @@ function limitsOf(options) {
   const shorthand = Object.keys(options).filter((name) => SHORTHAND.has(name));
   if (options.limits === undefined) {
     const one = shorthandLimit(options);
-    return [limit(one, WHAT, one.closed)];
+    return parts(limit(one, WHAT, one.closed));
   }
   if (shorthand.length > 0) {
     throw new TypeError(`${WHAT}: give \`limits\` or one limit's options (${shorthand.map((n) => `\`${n}\``).join(', ')}), not both`);
@@ -104,7 +105,24 @@ function limitsOf(options) {
     if (l === null || typeof l !== 'object') throw new TypeError(`${what} must be an object such as { name: 'ip', key: 'ip', quota: '5/second' }, got ${describe(l)}`);
     if (typeof l.name !== 'string') throw new TypeError(`${what}: \`name\` must be a string (it names the limit in the headers and on Redis), got ${describe(l.name)}`);
     return limit(l, what);
-  });
+  }).flatMap(parts);
+}
+
+/**
+ * A limit whose quota names several (`'5/minute; 100/hour'`, as `limits` and slowapi write
+ * them) as one limit per quota, named `NAME-1`, `NAME-2`..., decided all-or-nothing by the
+ * library like any limits. The library reads the string; one it cannot read is left whole,
+ * for the limit's own error.
+ */
+function parts(l) {
+  if (typeof l.quota !== 'string') return [l];
+  let quotas;
+  try {
+    quotas = native.quotaParts(l.quota);
+  } catch {
+    return [l];
+  }
+  return quotas.length < 2 ? [l] : quotas.map((quota, i) => ({ ...l, name: `${l.name}-${i + 1}`, quota }));
 }
 
 /**
@@ -169,7 +187,6 @@ function trustedProxies(value) {
   return value;
 }
 
-/** `ipv6Prefix`, or express-rate-limit's `ipv6Subnet` (the same thing; `false`: no grouping). */
 /** A string option (`fallback` when not given), its value left to the library to read. */
 function text(value, name, expected, fallback) {
   if (value === undefined) return fallback;
@@ -177,6 +194,7 @@ function text(value, name, expected, fallback) {
   return value;
 }
 
+/** `ipv6Prefix`, or express-rate-limit's `ipv6Subnet` (the same thing; `false`: no grouping). */
 function ipv6Prefix(options) {
   if (options.ipv6Prefix !== undefined && options.ipv6Subnet !== undefined) {
     throw new TypeError(`${WHAT}: give \`ipv6Prefix\` or \`ipv6Subnet\`, not both`);

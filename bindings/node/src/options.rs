@@ -2,6 +2,7 @@
 //! the errors.
 
 use napi::{Error, Status};
+use napi_derive::napi;
 use sluicegate::policy::AlgorithmKind;
 use sluicegate::Quota;
 
@@ -9,6 +10,16 @@ use sluicegate::Quota;
 pub(crate) fn quota(text: &str) -> napi::Result<Quota> {
     text.parse()
         .map_err(|e: sluicegate::QuotaError| Error::new(Status::InvalidArg, e.to_string()))
+}
+
+/// `quotaParts(text)`: the quotas of a string of several (`"5/minute; 100/hour"`, read by
+/// the library's `Quota::parse_many`), each written back as the library writes a quota, so
+/// that `rateLimit` makes one limit of each, decided all-or-nothing.
+#[napi]
+pub fn quota_parts(text: String) -> napi::Result<Vec<String>> {
+    Quota::parse_many(&text)
+        .map(|quotas| quotas.iter().map(ToString::to_string).collect())
+        .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
 }
 
 /// The algorithm `name` names ("sliding-window"), or an `Error` listing the names.
