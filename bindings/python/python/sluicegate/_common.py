@@ -51,6 +51,25 @@ def rewrite(verdict: HttpVerdict, body: Body, content_type: str, request: Any) -
     return verdict.with_body(written, content_type)
 
 
+class MiddlewareBase:
+    """What both middlewares (ASGI and WSGI) offer beside deciding: their native limiter's
+    counters and reset."""
+
+    limiter: HttpLimiter
+
+    @property
+    def backend_errors(self) -> int:
+        """Requests Redis could not decide in this process since its first request."""
+        return self.limiter.backend_errors
+
+    def reset(self, key: str) -> bool:
+        """Forgets `key` in every limit (in this process, or on Redis for every process
+        sharing the limits): its next request is decided as a new key's. `key` is written as
+        the limits write it: a client address (`"ip"` keys, grouped by `ipv6_prefix`), a
+        header's value, what a key function returned. Returns whether any limit held it."""
+        return self.limiter.reset(key)
+
+
 class Outage:
     """Warns on the logger `sluicegate`, at most every `OUTAGE_WARNING_EVERY` seconds, while
     the limiter's Redis cannot decide, and once when it decides again."""

@@ -12,7 +12,7 @@ import asyncio
 import inspect
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping, Optional, Union
 
-from ._common import Body, Outage, as_list, build, check_callable, rewrite
+from ._common import Body, MiddlewareBase, Outage, as_list, build, check_callable, rewrite
 from ._native import HttpVerdict
 from .limit import Limit
 
@@ -25,7 +25,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class RateLimitMiddleware:
+class RateLimitMiddleware(MiddlewareBase):
     """Rate-limits an ASGI app: `app.add_middleware(RateLimitMiddleware, limits=[...])`
     (Starlette, FastAPI) or `RateLimitMiddleware(app, limits=[...])`.
 
@@ -93,18 +93,6 @@ class RateLimitMiddleware:
         self.content_type = content_type
         self._remote = self.limiter.remote
         self._outage = Outage(self.limiter, on_backend_error)
-
-    @property
-    def backend_errors(self) -> int:
-        """Requests Redis could not decide in this process since its first request."""
-        return self.limiter.backend_errors
-
-    def reset(self, key: str) -> bool:
-        """Forgets `key` in every limit (in this process, or on Redis for every process
-        sharing the limits): its next request is decided as a new key's. `key` is written as
-        the limits write it: a client address (`"ip"` keys, grouped by `ipv6_prefix`), a
-        header's value, what a key function returned. Returns whether any limit held it."""
-        return self.limiter.reset(key)
 
     async def areset(self, key: str) -> bool:
         """`reset` for an event loop: with limits on Redis it never blocks the loop."""

@@ -12,7 +12,7 @@ import time
 from types import TracebackType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
-from ._common import Body, Outage, as_list, build, check_callable, rewrite
+from ._common import Body, MiddlewareBase, Outage, as_list, build, check_callable, rewrite
 from ._native import HttpVerdict
 from .limit import Limit
 
@@ -23,7 +23,7 @@ StartResponse = Callable[..., Callable[[bytes], object]]
 WSGIApp = Callable[[Dict[str, Any], StartResponse], Iterable[bytes]]
 
 
-class RateLimitMiddleware:
+class RateLimitMiddleware(MiddlewareBase):
     """Rate-limits a WSGI app: `app.wsgi_app = RateLimitMiddleware(app.wsgi_app, limits=[...])`
     (Flask) or around Django's `get_wsgi_application()`.
 
@@ -70,18 +70,6 @@ class RateLimitMiddleware:
         self.content_type = content_type
         self._remote = self.limiter.remote
         self._outage = Outage(self.limiter, on_backend_error)
-
-    @property
-    def backend_errors(self) -> int:
-        """Requests Redis could not decide in this process since its first request."""
-        return self.limiter.backend_errors
-
-    def reset(self, key: str) -> bool:
-        """Forgets `key` in every limit (in this process, or on Redis for every process
-        sharing the limits): its next request is decided as a new key's. `key` is written as
-        the limits write it: a client address (`"ip"` keys, grouped by `ipv6_prefix`), a
-        header's value, what a key function returned. Returns whether any limit held it."""
-        return self.limiter.reset(key)
 
     def __call__(self, environ: Dict[str, Any],
                  start_response: StartResponse) -> Iterable[bytes]:
