@@ -149,6 +149,13 @@ fn all_traces() -> Value {
             }
         }
     }
+    // The fixed window anchored at each key's first request.
+    for quota in ["3/10s anchored", "100/minute anchored", "7/250ms anchored"] {
+        for keyed in [true, false] {
+            traces.push(run(AlgorithmKind::FixedWindow, quota, keyed, seed));
+            seed += 1;
+        }
+    }
     json!({
         "about": "The Rust engine's answers (tests/binding_traces.rs) on fixed traces, replayed \
                   by the Node and Python bindings' tests. A ManualClock starting at 0 is set to \

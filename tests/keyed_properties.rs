@@ -7,7 +7,8 @@ mod reference;
 
 use proptest::prelude::*;
 use reference::{
-    probe, FixedWindowModel, GcraModel, LeakyModel, Model, SlidingLogModel, SlidingWindowModel,
+    probe, AnchoredWindowModel, FixedWindowModel, GcraModel, LeakyModel, Model, SlidingLogModel,
+    SlidingWindowModel,
 };
 use sluicegate::algorithm::{
     FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
@@ -195,6 +196,11 @@ proptest! {
     #[test]
     fn keyed_fixed_window_equals_a_map_of_models((q, shards, ops) in case()) {
         assert_keyed_equals_models::<FixedWindow, FixedWindowModel>(q, shards, &ops)?;
+    }
+
+    #[test]
+    fn keyed_anchored_fixed_window_equals_a_map_of_models((q, shards, ops) in case()) {
+        assert_keyed_equals_models::<FixedWindow, AnchoredWindowModel>(q.anchored(), shards, &ops)?;
     }
 
     #[test]

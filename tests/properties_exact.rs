@@ -8,7 +8,8 @@ mod reference;
 use harness::{assert_identical, quota, start, trace_with_hits};
 use proptest::prelude::*;
 use reference::{
-    FixedWindowModel, GcraModel, LeakyModel, SlidingLogModel, SlidingWindowModel, TokenBucketModel,
+    AnchoredWindowModel, FixedWindowModel, GcraModel, LeakyModel, SlidingLogModel,
+    SlidingWindowModel, TokenBucketModel,
 };
 use sluicegate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow};
 use sluicegate::Quota;
@@ -70,6 +71,14 @@ proptest! {
     fn fixed_window_equals_counts_per_window((q, start, mut trace) in case(quota())) {
         clamp_costs(&mut trace, q.limit());
         assert_identical::<FixedWindow, FixedWindowModel>(q, start, &trace)?;
+    }
+
+    #[test]
+    fn anchored_fixed_window_equals_a_window_from_each_first_request(
+        (q, start, mut trace) in case(quota().prop_map(Quota::anchored))
+    ) {
+        clamp_costs(&mut trace, q.limit());
+        assert_identical::<FixedWindow, AnchoredWindowModel>(q, start, &trace)?;
     }
 
     #[test]

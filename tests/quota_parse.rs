@@ -121,10 +121,43 @@ fn displays_in_the_form_it_parses() {
 
 proptest! {
     #[test]
-    fn display_round_trips(limit in 1u32.., period in 1u64..=(1 << 58), burst in 1u32..) {
+    fn display_round_trips(
+        limit in 1u32..,
+        period in 1u64..=(1 << 58),
+        burst in 1u32..,
+        anchored: bool,
+    ) {
         let q = Quota::new(limit, Duration::from_nanos(period)).unwrap().with_burst(burst);
+        let q = if anchored { q.anchored() } else { q };
         prop_assert_eq!(q.to_string().parse::<Quota>(), Ok(q));
     }
+}
+
+/// `anchored` ends a quota (after its burst, a comma allowed), in one quota or several.
+#[test]
+fn anchored_is_read_after_the_burst_and_written_back() {
+    let plain = Quota::per_minute(100);
+    assert!(!plain.is_anchored());
+    for text in [
+        "100/minute anchored",
+        "100 per minute, ANCHORED",
+        " 100/1m  anchored ",
+    ] {
+        assert_eq!(parse(text), Ok(plain.anchored()), "{text}");
+    }
+    let bursty = Quota::per_second(5).with_burst(9).anchored();
+    assert_eq!(parse("5/s burst 9 anchored"), Ok(bursty));
+    assert_eq!(parse("5/s, burst 9, anchored"), Ok(bursty));
+    assert_eq!(bursty.to_string(), "5/second burst 9 anchored");
+    assert_ne!(plain, plain.anchored());
+    let (column, reason) = error_at("5/s anchored burst 9");
+    assert_eq!(column, 14);
+    assert!(reason.contains("'anchored'"), "{reason}");
+    assert!(parse("5/s anchor").is_err());
+    assert_eq!(
+        Quota::parse_many("5/minute anchored; 100/hour"),
+        Ok(vec![Quota::per_minute(5).anchored(), Quota::per_hour(100)])
+    );
 }
 
 /// Weeks, months and years, fixed lengths as the service's config and `limits` count them.

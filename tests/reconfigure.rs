@@ -12,8 +12,8 @@ mod reference;
 use harness::{quota, start, trace, trace_with_hits, Lockstep, Step};
 use proptest::prelude::*;
 use reference::{
-    probe, FixedWindowModel, GcraModel, LeakyModel, Model, SlidingLogModel, SlidingWindowModel,
-    TokenBucketModel,
+    probe, AnchoredWindowModel, FixedWindowModel, GcraModel, LeakyModel, Model, SlidingLogModel,
+    SlidingWindowModel, TokenBucketModel,
 };
 use sluicegate::algorithm::{
     FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
@@ -133,6 +133,14 @@ proptest! {
     #[test]
     fn fixed_window_carries_its_count_over(case in case(true)) {
         exact::<FixedWindow, FixedWindowModel>(case)?;
+    }
+
+    #[test]
+    fn anchored_fixed_window_carries_its_window_over(case in case(true)) {
+        let (q1, q2, start, before, gap, after) = case;
+        exact::<FixedWindow, AnchoredWindowModel>(
+            (q1.anchored(), q2.anchored(), start, before, gap, after),
+        )?;
     }
 
     #[test]

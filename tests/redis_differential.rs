@@ -20,8 +20,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use redis_server::RedisServer;
 use reference::{
-    probe, FixedWindowModel, GcraModel, LeakyModel, Model, SlidingLogModel, SlidingWindowModel,
-    TokenBucketModel,
+    probe, AnchoredWindowModel, FixedWindowModel, GcraModel, LeakyModel, Model, SlidingLogModel,
+    SlidingWindowModel, TokenBucketModel,
 };
 use sluicegate::algorithm::{
     FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
@@ -86,8 +86,9 @@ fn trace(quota: Quota, max_cost: u32) -> impl Strategy<Value = Vec<Step>> {
     )
 }
 
-fn case() -> impl Strategy<Value = (Quota, u64, Vec<Step>)> {
-    harness::quota().prop_flat_map(|q| {
+fn case(anchored: bool) -> impl Strategy<Value = (Quota, u64, Vec<Step>)> {
+    let quota = harness::quota().prop_map(move |q| if anchored { q.anchored() } else { q });
+    quota.prop_flat_map(|q| {
         let cap = q.limit().max(q.burst()).min(6);
         let start = prop_oneof![Just(0u64), 0u64..=1_000_000_000_000];
         (Just(q), start, trace(q, cap))
@@ -188,6 +189,15 @@ async fn compare<A: Algorithm, M: Model>(
 
 /// Runs [`CASES`] random traces of `A` against `M` on a fresh server.
 fn differential<A: Algorithm, M: Model>(deny_cache: bool, cases: u32) {
+    run::<A, M>(deny_cache, cases, false);
+}
+
+/// [`differential`] on anchored quotas.
+fn anchored<A: Algorithm, M: Model>(deny_cache: bool, cases: u32) {
+    run::<A, M>(deny_cache, cases, true);
+}
+
+fn run<A: Algorithm, M: Model>(deny_cache: bool, cases: u32, anchored: bool) {
     let server = RedisServer::start();
     let url = server.url();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -199,7 +209,7 @@ fn differential<A: Algorithm, M: Model>(deny_cache: bool, cases: u32) {
         failure_persistence: None,
         ..Config::default()
     });
-    let result = runner.run(&case(), |(quota, start, trace)| {
+    let result = runner.run(&case(anchored), |(quota, start, trace)| {
         runtime.block_on(compare::<A, M>(&url, quota, start, &trace, deny_cache))
     });
     if let Err(failure) = result {
@@ -228,6 +238,11 @@ fn fixed_window_script_equals_counts_per_window() {
 }
 
 #[test]
+fn anchored_fixed_window_script_equals_a_window_from_each_first_request() {
+    anchored::<FixedWindow, AnchoredWindowModel>(false, CASES);
+}
+
+#[test]
 fn sliding_window_script_equals_the_weighted_estimate() {
     differential::<SlidingWindow, SlidingWindowModel>(false, CASES);
 }
@@ -244,4 +259,5 @@ fn the_deny_cache_answers_exactly_as_the_model() {
     differential::<Gcra, GcraModel>(true, CASES / 2);
     differential::<SlidingWindow, SlidingWindowModel>(true, CASES / 2);
     differential::<SlidingLog, SlidingLogModel>(true, CASES / 2);
+    anchored::<FixedWindow, AnchoredWindowModel>(true, CASES / 2);
 }

@@ -1,4 +1,6 @@
-//! [`FixedWindow`]: at most `limit` admitted per wall-clock-aligned window of `period`.
+//! [`FixedWindow`]: at most `limit` admitted per wall-clock-aligned window of `period`, or,
+//! for an [anchored](crate::Quota::anchored) quota, per window starting at each key's first
+//! request (its rule and layout: [`anchored_window`](super::anchored_window)).
 //!
 //! Rule: windows are `[i * period, (i + 1) * period)` in UNIX time (a per-minute window resets
 //! at :00; see [`window`](super::window)); a request of cost `n` is admitted iff the window's
@@ -28,13 +30,15 @@
 //! `(2^62 / period) < 2^(64 - c)`, i.e. the period may be as short as about
 //! `limit / 4` ns. Precision: exact integer arithmetic.
 
+use super::anchored_window::Anchor;
 use super::window::{count_bits, Windows};
 use super::Packed;
 use crate::decision::{Decision, Details};
 use crate::error::QuotaError;
 use crate::quota::Quota;
 
-/// A fixed window counter, aligned to wall-clock multiples of the period.
+/// A fixed window counter, aligned to wall-clock multiples of the period; with an
+/// [anchored](crate::Quota::anchored) quota, each key's window starts at its first request.
 ///
 /// ```
 /// use std::time::Duration;
@@ -49,6 +53,25 @@ use crate::quota::Quota;
 /// assert!(limiter.check_n(3)?.is_allowed());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// Anchored, the window runs one period from the first request:
+///
+/// ```
+/// use std::time::Duration;
+/// use sluicegate::{Limiter, Quota, algorithm::FixedWindow, clock::ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let quota = Quota::per_minute(3).anchored();
+/// let limiter = Limiter::<FixedWindow, _>::with_clock(quota, clock.clone())?;
+/// clock.set(Duration::from_secs(59));
+/// assert!(limiter.check_n(3)?.is_allowed());
+/// clock.set(Duration::from_secs(60)); // the clock's edge: still the same window
+/// let denied = limiter.check();
+/// assert_eq!(denied.retry_after(), Some(Duration::from_secs(59)));
+/// clock.set(Duration::from_secs(119)); // one minute after the first request
+/// assert!(limiter.check().is_allowed());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FixedWindow;
 
@@ -58,6 +81,8 @@ pub struct FixedWindowParams {
     windows: Windows,
     limit: u32,
     bits: u32,
+    /// Set for an anchored quota: its windows start at each key's first request.
+    anchor: Option<Anchor>,
 }
 
 impl Packed for FixedWindow {
@@ -67,12 +92,18 @@ impl Packed for FixedWindow {
     fn params(quota: &Quota, unix_offset: u64) -> Result<FixedWindowParams, QuotaError> {
         let windows = Windows::new(quota.period_nanos(), unix_offset);
         let bits = count_bits(quota.limit());
-        let what = format!("counts up to {}", quota.limit());
-        windows.check_layout(bits, u64::from(quota.limit()), Self::NAME, &what)?;
+        let anchor = if quota.is_anchored() {
+            Some(Anchor::new(quota.period_nanos(), quota.limit(), bits)?)
+        } else {
+            let what = format!("counts up to {}", quota.limit());
+            windows.check_layout(bits, u64::from(quota.limit()), Self::NAME, &what)?;
+            None
+        };
         Ok(FixedWindowParams {
             windows,
             limit: quota.limit(),
             bits,
+            anchor,
         })
     }
 
@@ -91,6 +122,9 @@ impl Packed for FixedWindow {
         cost: u32,
         p: &FixedWindowParams,
     ) -> (Option<u64>, Decision) {
+        if let Some(anchor) = &p.anchor {
+            return anchor.transition(state, now, cost);
+        }
         let decide = |allowed, state| {
             let words = [now, state, p.windows.period(), p.windows.phase()];
             Decision::lazy(allowed, p.limit, cost, p.bits, words, explain)
@@ -113,6 +147,9 @@ impl Packed for FixedWindow {
         if within.1.is_allowed() {
             return within;
         }
+        if let Some(anchor) = &p.anchor {
+            return anchor.saturate(state, now);
+        }
         let (index, _) = current(state, p.bits, p.windows.locate(now).0);
         let next = (index << p.bits) | u64::from(p.limit);
         let words = [now, next, p.windows.period(), p.windows.phase()];
@@ -121,6 +158,17 @@ impl Packed for FixedWindow {
     }
 
     fn convert(state: u64, now: u64, from: &FixedWindowParams, to: &FixedWindowParams) -> u64 {
+        match (&from.anchor, &to.anchor) {
+            (Some(from), Some(to)) => return from.convert(state, now, to),
+            (None, None) => {}
+            // Between the two kinds of window, the count moves into the new kind's window
+            // holding `now` (aligned: now's window; anchored: one starting now).
+            _ => {
+                let count = Self::current_count(state, now, from);
+                let into = Self::transition(Self::fresh(to), now, count.min(to.limit), to).0;
+                return into.unwrap_or(0);
+            }
+        }
         let (index, count) = current(state, from.bits, from.windows.locate(now).0);
         if count == 0 {
             return 0;
@@ -138,7 +186,17 @@ impl Packed for FixedWindow {
     }
 
     fn is_fresh(state: u64, now: u64, p: &FixedWindowParams) -> bool {
-        current(state, p.bits, p.windows.locate(now).0).1 == 0
+        Self::current_count(state, now, p) == 0
+    }
+}
+
+impl FixedWindow {
+    /// The count of the window holding `now` (0 when it is a fresh one).
+    fn current_count(state: u64, now: u64, p: &FixedWindowParams) -> u32 {
+        if let Some(anchor) = &p.anchor {
+            return anchor.count(state, now);
+        }
+        current(state, p.bits, p.windows.locate(now).0).1 as u32
     }
 }
 

@@ -18,6 +18,7 @@
 //!   is built, with a [`QuotaError::Unsupported`](crate::QuotaError::Unsupported) naming the
 //!   bound it hit.
 
+mod anchored_window;
 pub(crate) mod divide;
 pub(crate) mod emission;
 mod fixed_window;

@@ -20,10 +20,10 @@ impl Serialize for Quota {
 }
 
 /// Read from the string form (`"100/minute burst 20"`, as [`FromStr`](std::str::FromStr)
-/// parses it) or from a map `{ limit, period, burst }`: `limit` and `burst` whole numbers
+/// parses it) or from a map `{ limit, period, burst, anchored }`: `limit` and `burst` whole numbers
 /// (`burst` optional, defaulting to `limit`), `period` a duration string (`"1m"`, `"60s"`,
 /// `"1 minute"`, `"500ms"`: a count and any unit the quota syntax knows) or a whole number of
-/// seconds. Unknown fields, zeros and numbers beyond `u32` are refused with a message naming
+/// seconds, `anchored` a boolean ([`Quota::anchored`]). Unknown fields, zeros and numbers beyond `u32` are refused with a message naming
 /// the field.
 impl<'de> Deserialize<'de> for Quota {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Quota, D::Error> {
@@ -56,9 +56,9 @@ fn quota_text_error(text: &str, error: QuotaError) -> String {
 fn quota_of_parts(entries: &[(Raw, Raw)], path: &str) -> Result<Quota, String> {
     let fields = Fields::read(
         entries,
-        &["limit", "period", "burst"],
+        &["limit", "period", "burst", "anchored"],
         path,
-        "limit, period or burst",
+        "limit, period, burst or anchored",
     )?;
     let field = |name: &str| join(path, name);
     let missing = |name: &str, what: &str| at(&field(name), format!("missing: expected {what}"));
@@ -80,14 +80,22 @@ fn quota_of_parts(entries: &[(Raw, Raw)], path: &str) -> Result<Quota, String> {
         };
         at(&field(name), error)
     })?;
-    match fields.get("burst") {
-        None => Ok(quota),
+    let quota = match fields.get("burst") {
+        None => quota,
         Some(burst) => {
             let burst = count_of(burst).map_err(|message| at(&field("burst"), message))?;
             quota
                 .try_with_burst(burst)
-                .map_err(|error| at(&field("burst"), error))
+                .map_err(|error| at(&field("burst"), error))?
         }
+    };
+    match fields.get("anchored") {
+        None | Some(Raw::Bool(false)) => Ok(quota),
+        Some(Raw::Bool(true)) => Ok(quota.anchored()),
+        Some(other) => Err(at(
+            &field("anchored"),
+            format!("expected true or false, found {}", other.describe()),
+        )),
     }
 }
 

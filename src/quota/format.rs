@@ -4,7 +4,8 @@ use super::units::UNITS;
 use super::Quota;
 use std::fmt;
 
-/// `"100/minute"`, `"5/30s"`, `"10/500ms"`, with `" burst N"` when the burst is not the limit.
+/// `"100/minute"`, `"5/30s"`, `"10/500ms"`, with `" burst N"` when the burst is not the limit
+/// and `" anchored"` for an anchored quota.
 pub(super) fn write_quota(f: &mut fmt::Formatter<'_>, quota: &Quota) -> fmt::Result {
     let period = quota.period_nanos();
     // Every period is a whole number of nanoseconds, so the last unit always divides it.
@@ -19,6 +20,9 @@ pub(super) fn write_quota(f: &mut fmt::Formatter<'_>, quota: &Quota) -> fmt::Res
     }
     if quota.burst() != quota.limit() {
         write!(f, " burst {}", quota.burst())?;
+    }
+    if quota.is_anchored() {
+        f.write_str(" anchored")?;
     }
     Ok(())
 }

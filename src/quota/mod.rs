@@ -13,7 +13,9 @@ pub(crate) const NANOS_PER_SECOND: u64 = 1_000_000_000;
 ///
 /// Every algorithm reads these three numbers: the rate algorithms (GCRA, token bucket, leaky
 /// bucket) refill at `limit / period` and hold `burst`; the window algorithms admit `limit`
-/// per window of `period` and ignore `burst`. `burst` defaults to `limit`.
+/// per window of `period` and ignore `burst`. `burst` defaults to `limit`. An *anchored*
+/// quota ([`Quota::anchored`], `"100/minute anchored"`) asks the fixed window to start each
+/// key's window at that key's first request instead of at the clock's edges.
 ///
 /// ```
 /// use std::time::Duration;
@@ -32,6 +34,7 @@ pub struct Quota {
     limit: u32,
     burst: u32,
     period_ns: u64,
+    anchored: bool,
 }
 
 impl Quota {
@@ -60,6 +63,7 @@ impl Quota {
             limit,
             burst: limit,
             period_ns: period.as_nanos() as u64,
+            anchored: false,
         })
     }
 
@@ -104,6 +108,7 @@ impl Quota {
             limit,
             burst: limit,
             period_ns,
+            anchored: false,
         }
     }
 
@@ -125,6 +130,47 @@ impl Quota {
             return Err(QuotaError::ZeroBurst);
         }
         Ok(Quota { burst, ..self })
+    }
+
+    /// The same quota with each key's window anchored at its first request: the window
+    /// runs from that request for one `period`, and the next request after it ends starts a
+    /// new one (what express-rate-limit's `windowMs` and a Redis `INCR` + `EXPIRE` do). Only
+    /// [`FixedWindow`](crate::algorithm::FixedWindow) reads it; every other algorithm refuses
+    /// an anchored quota with [`QuotaError::Unsupported`] (GCRA and the buckets have no
+    /// windows to anchor). Without it, windows are aligned to the clock's edges for everyone.
+    ///
+    /// ```
+    /// use sluicegate::Quota;
+    ///
+    /// let q = Quota::per_minute(100).anchored();
+    /// assert!(q.is_anchored());
+    /// assert_eq!(q.to_string(), "100/minute anchored");
+    /// assert_eq!("100/minute anchored".parse::<Quota>()?, q);
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn anchored(self) -> Quota {
+        Quota {
+            anchored: true,
+            ..self
+        }
+    }
+
+    /// True when windows start at each key's first request ([`Quota::anchored`]).
+    pub fn is_anchored(&self) -> bool {
+        self.anchored
+    }
+
+    /// Refuses an anchored quota for `algorithm`, which has no window to anchor.
+    pub(crate) fn refuse_anchored(&self, algorithm: &'static str) -> Result<(), QuotaError> {
+        if !self.anchored {
+            return Ok(());
+        }
+        Err(QuotaError::Unsupported {
+            algorithm,
+            reason: "an anchored window is an option of FixedWindow; this algorithm has no \
+                     windows to anchor (drop 'anchored', or use fixed-window)"
+                .to_string(),
+        })
     }
 
     /// Requests admitted per period.
@@ -169,11 +215,12 @@ impl Quota {
     }
 
     /// A quota from parts already validated (by a quota that had them).
-    pub(crate) fn from_parts(limit: u32, burst: u32, period_ns: u64) -> Quota {
+    pub(crate) fn from_parts(limit: u32, burst: u32, period_ns: u64, anchored: bool) -> Quota {
         Quota {
             limit,
             burst,
             period_ns,
+            anchored,
         }
     }
 }
@@ -183,7 +230,7 @@ impl std::str::FromStr for Quota {
 
     /// Parses `"100/s"`, `"100/second"`, `"100 per second"`, `"5/30s"`, `"10/500ms"`,
     /// `"1000/h"`, `"100/minute burst 20"`, `"5/week"`, `"5/month"` (30 days), `"5/year"`
-    /// (365 days); case-insensitive, surrounding spaces allowed. Several quotas in one
+    /// (365 days), `"100/minute anchored"` ([`Quota::anchored`]); case-insensitive, surrounding spaces allowed. Several quotas in one
     /// string: [`Quota::parse_many`].
     fn from_str(s: &str) -> Result<Quota, QuotaError> {
         parse::parse(s)

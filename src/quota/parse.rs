@@ -1,4 +1,5 @@
-//! Reads quota strings: `<limit> ('/' | 'per') [<count>] <unit> [[,] burst [=|:] <n>]`.
+//! Reads quota strings:
+//! `<limit> ('/' | 'per') [<count>] <unit> [[,] burst [=|:] <n>] [[,] anchored]`.
 //!
 //! Case-insensitive, spaces allowed around every part, `_` allowed between digits. Each error
 //! names what was expected and the 1-based column where it was not found.
@@ -76,9 +77,20 @@ pub(super) fn parse(input: &str) -> Result<Quota, QuotaError> {
     };
 
     scan.skip_spaces();
+    let anchor_start = scan.position;
+    scan.eat_char(',');
+    scan.skip_spaces();
+    let quota = if scan.eat_word("anchored") {
+        quota.anchored()
+    } else {
+        scan.position = anchor_start;
+        quota
+    };
+
+    scan.skip_spaces();
     if let Some(rest) = scan.rest() {
         return Err(scan.error(&format!(
-            "unexpected '{rest}' (expected 'burst <n>' or the end)"
+            "unexpected '{rest}' (expected 'burst <n>', 'anchored' or the end)"
         )));
     }
     Ok(quota)

@@ -47,7 +47,7 @@ impl<A: Algorithm, C: TimeSource> Part for Inner<A, C> {
         let (now, _) = self.instant();
         Member {
             key,
-            algorithm: script_code(A::KIND),
+            algorithm: script_code(A::KIND, &self.quota),
             now,
             cost,
             params: self.params(cost),

@@ -102,7 +102,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
         self.sender.link.ready().await?;
         let member = Member {
             key: redis_key,
-            algorithm: script_code(A::KIND),
+            algorithm: script_code(A::KIND, &self.quota),
             now: sent,
             cost,
             params: self.params(cost),
@@ -126,7 +126,7 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             Op::Check,
             Member {
                 key: redis_key.to_owned(),
-                algorithm: script_code(A::KIND),
+                algorithm: script_code(A::KIND, &self.quota),
                 now: sent,
                 cost,
                 params: self.params(cost),

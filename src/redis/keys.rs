@@ -8,8 +8,8 @@
 //!   percent-escaped (`%` too, so escaping stays one-to-one): a key can never end the tag
 //!   early and land in another key's slot or state.
 //! - The algorithm and quota end the name in six characters, e.g.
-//!   `sluicegate:{user:42}gK3x_Q`: the algorithm's letter (`g`, `t`, `l`, `f`, `w`, `s`, as
-//!   the scripts know them) and five base64url characters, 30 bits of an FNV-1a hash of the
+//!   `sluicegate:{user:42}gK3x_Q`: the algorithm's letter (`g`, `t`, `l`, `f`, `w`, `s`, and
+//!   `a` for the anchored fixed window, as the scripts know them) and five base64url characters, 30 bits of an FNV-1a hash of the
 //!   quota's description (`gcra:100/1m:b20`). A state is read only by the algorithm and quota
 //!   that wrote it (two quotas share a name with odds of one in 2^30), so changing a quota (a
 //!   deploy) starts from fresh state under new names while the old ones expire on their own,
@@ -56,7 +56,7 @@ impl KeySpace {
         if kind.uses_burst() {
             let _ = write!(quota_name, ":b{}", quota.burst());
         }
-        let mut suffix = String::from(script_code(kind));
+        let mut suffix = String::from(script_code(kind, quota));
         suffix.extend(fingerprint(&quota_name));
         Ok(KeySpace {
             prefix: prefix.into(),

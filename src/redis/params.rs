@@ -35,6 +35,9 @@ pub(crate) enum Params {
     TokenBucket { e: u64, r: u64, full: u64 },
     /// A period of `d / m` us (`d` units of `1000 / m` ns).
     FixedWindow { limit: u32, m: u64, d: u64 },
+    /// An anchored fixed window: the period rounded up to whole us (a window starts at a
+    /// request's whole us and ends at the first whole us at or after one period later).
+    AnchoredWindow { limit: u32, period_us: u64 },
     /// As [`Params::FixedWindow`].
     SlidingWindow { limit: u32, m: u64, d: u64 },
     /// The period rounded up to whole us.
@@ -56,7 +59,14 @@ impl Params {
                 ),
             ));
         }
+        if kind != AlgorithmKind::FixedWindow {
+            quota.refuse_anchored(name)?;
+        }
         let params = match kind {
+            AlgorithmKind::FixedWindow if quota.is_anchored() => Params::AnchoredWindow {
+                limit: quota.limit(),
+                period_us: period.div_ceil(1_000),
+            },
             AlgorithmKind::Gcra | AlgorithmKind::LeakyBucket => {
                 let g = gcd(period, 1_000 * limit);
                 let (d, t) = (1_000 * limit / g, period / g);
@@ -160,6 +170,7 @@ impl Params {
         match self {
             Params::Emission { .. } | Params::TokenBucket { .. } => quota.burst(),
             Params::FixedWindow { limit, .. }
+            | Params::AnchoredWindow { limit, .. }
             | Params::SlidingWindow { limit, .. }
             | Params::SlidingLog { limit, .. } => *limit,
         }
@@ -175,6 +186,7 @@ impl Params {
             Params::FixedWindow { limit, m, d } | Params::SlidingWindow { limit, m, d } => {
                 [u64::from(limit), m, d, 0]
             }
+            Params::AnchoredWindow { limit, period_us } => [u64::from(limit), period_us, 0, 0],
             Params::SlidingLog { limit, period_us } => [u64::from(limit), period_us, 0, 0],
         }
     }
@@ -280,6 +292,15 @@ mod tests {
                 d: 60_000_000
             }
         );
+        let p = params(AlgorithmKind::FixedWindow, odd.anchored()).unwrap();
+        assert_eq!(
+            p,
+            Params::AnchoredWindow {
+                limit: 5,
+                period_us: 7_001
+            }
+        );
+        assert_eq!(p.args(3), [5, 7_001, 0, 0]);
         let p = params(AlgorithmKind::SlidingLog, odd).unwrap();
         assert_eq!(
             p,
@@ -296,6 +317,14 @@ mod tests {
             Err(QuotaError::Unsupported { reason, .. }) => reason,
             other => panic!("expected Unsupported, got {other:?}"),
         };
+        for kind in AlgorithmKind::ALL {
+            let anchored = params(kind, Quota::per_minute(5).anchored());
+            if kind == AlgorithmKind::FixedWindow {
+                assert!(anchored.is_ok());
+            } else {
+                assert!(reason(anchored).contains("anchored"), "{kind}");
+            }
+        }
         let short = Quota::new(1, Duration::from_nanos(999)).unwrap();
         assert!(reason(params(AlgorithmKind::Gcra, short)).contains("microsecond"));
         let huge_burst = Quota::per_hour(u32::MAX).with_burst(u32::MAX);

@@ -47,6 +47,7 @@ pub(crate) struct Scripts {
     token_bucket: Script,
     leaky_bucket: Script,
     fixed_window: Script,
+    anchored_window: Script,
     sliding_window: Script,
     sliding_log: Script,
     /// Every algorithm: calls whose members use several (composite groups of mixed
@@ -67,6 +68,7 @@ impl Scripts {
             b't' => &self.token_bucket,
             b'l' => &self.leaky_bucket,
             b'f' => &self.fixed_window,
+            b'a' => &self.anchored_window,
             b'w' => &self.sliding_window,
             b's' => &self.sliding_log,
             _ => &self.any,
@@ -90,6 +92,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         "fixed_window.lua";
         102 => "decide_fixed_window"
     )),
+    anchored_window: Script::new(deciding!(
+        "anchored_window.lua";
+        97 => "decide_anchored_window"
+    )),
     sliding_window: Script::new(deciding!(
         "window.lua",
         "sliding_window.lua";
@@ -103,12 +109,14 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         "token_bucket.lua",
         "window.lua",
         "fixed_window.lua",
+        "anchored_window.lua",
         "sliding_window.lua",
         "sliding_log.lua";
         103 => "decide_gcra",
         116 => "decide_token_bucket",
         108 => "decide_leaky_bucket",
         102 => "decide_fixed_window",
+        97 => "decide_anchored_window",
         119 => "decide_sliding_window",
         115 => "decide_sliding_log"
     )),

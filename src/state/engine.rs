@@ -132,6 +132,10 @@ macro_rules! packed_engine {
                 quota: &$crate::quota::Quota,
                 unix_offset: u64,
             ) -> Result<Self::Params, $crate::error::QuotaError> {
+                // Only the fixed window has windows to anchor.
+                if !matches!(Self::KIND, $crate::algorithm::AlgorithmKind::FixedWindow) {
+                    quota.refuse_anchored(Self::NAME)?;
+                }
                 <$algorithm as $crate::algorithm::Packed>::params(quota, unix_offset)
             }
 

@@ -18,6 +18,7 @@ impl Engine for SlidingLog {
     type Cell = LogRing;
 
     fn params(quota: &Quota, _unix_offset: u64) -> Result<SlidingLogParams, QuotaError> {
+        quota.refuse_anchored(Self::NAME)?;
         SlidingLog::validate(quota)
     }
 

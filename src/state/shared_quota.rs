@@ -11,6 +11,7 @@ pub(crate) struct SharedQuota {
     version: AtomicU64,
     /// `limit << 32 | burst`.
     counts: AtomicU64,
+    /// The period in ns (at most 2^58), with bit 63 set for an anchored quota.
     period: AtomicU64,
 }
 
@@ -19,7 +20,7 @@ impl SharedQuota {
         SharedQuota {
             version: AtomicU64::new(0),
             counts: AtomicU64::new(pack(&quota)),
-            period: AtomicU64::new(quota.period_nanos()),
+            period: AtomicU64::new(period_word(&quota)),
         }
     }
 
@@ -32,7 +33,9 @@ impl SharedQuota {
             );
             fence(Ordering::Acquire);
             if before & 1 == 0 && self.version.load(Ordering::Relaxed) == before {
-                return Quota::from_parts((counts >> 32) as u32, counts as u32, period);
+                let (limit, burst) = ((counts >> 32) as u32, counts as u32);
+                let anchored = period & ANCHORED != 0;
+                return Quota::from_parts(limit, burst, period & !ANCHORED, anchored);
             }
             std::hint::spin_loop();
         }
@@ -44,9 +47,15 @@ impl SharedQuota {
         self.version.store(version + 1, Ordering::Relaxed);
         fence(Ordering::Release);
         self.counts.store(pack(&quota), Ordering::Relaxed);
-        self.period.store(quota.period_nanos(), Ordering::Relaxed);
+        self.period.store(period_word(&quota), Ordering::Relaxed);
         self.version.store(version + 2, Ordering::Release);
     }
+}
+
+const ANCHORED: u64 = 1 << 63;
+
+fn period_word(quota: &Quota) -> u64 {
+    quota.period_nanos() | if quota.is_anchored() { ANCHORED } else { 0 }
 }
 
 fn pack(quota: &Quota) -> u64 {

@@ -300,6 +300,85 @@ impl Model for FixedWindowModel {
     }
 }
 
+/// The anchored fixed window, as express-rate-limit's memory store keeps it: per key, the
+/// window's start and count. A request of cost > 0 at `t` when no window holds `t` starts one
+/// at `t` (rounded down to the documented resolution, 2^(bits(L) - 1) ns); admitted iff the
+/// count plus the cost stays within L. The window is `[start, start + P)`.
+#[derive(Clone, Debug)]
+pub struct AnchoredWindowModel {
+    l: u64,
+    p: u64,
+    /// The current window: `(start, count)`.
+    window: Option<(u64, u64)>,
+}
+
+impl AnchoredWindowModel {
+    fn resolution(l: u64) -> u64 {
+        let bits = 64 - l.leading_zeros();
+        1 << (bits - 1)
+    }
+
+    /// The window holding `t`, if any.
+    fn holding(&self, t: u64) -> Option<(u64, u64)> {
+        self.window
+            .filter(|&(start, count)| count > 0 && t < start + self.p)
+    }
+
+    fn started_at(&self, t: u64) -> u64 {
+        t / Self::resolution(self.l) * Self::resolution(self.l)
+    }
+}
+
+impl Model for AnchoredWindowModel {
+    fn new(q: Quota) -> Self {
+        assert!(q.is_anchored(), "the anchored model is for anchored quotas");
+        AnchoredWindowModel {
+            l: u64::from(q.limit()),
+            p: q.period().as_nanos() as u64,
+            window: None,
+        }
+    }
+
+    fn check(&mut self, now: u64, cost: u32) -> Option<u64> {
+        if cost == 0 {
+            return Some(0);
+        }
+        let (start, count) = self.holding(now).unwrap_or((self.started_at(now), 0));
+        if count + u64::from(cost) > self.l {
+            return None;
+        }
+        self.window = Some((start, count + u64::from(cost)));
+        Some(0)
+    }
+
+    /// A hit counts whether or not it fitted, saturating at L (as the aligned window does).
+    fn hit(&mut self, now: u64, cost: u32) -> Option<u64> {
+        let within = self.clone().check(now, cost);
+        if cost > 0 {
+            let (start, count) = self.holding(now).unwrap_or((self.started_at(now), 0));
+            self.window = Some((start, (count + u64::from(cost)).min(self.l)));
+        }
+        within
+    }
+
+    fn is_fresh_at(&self, t: u64) -> bool {
+        self.holding(t).is_none()
+    }
+
+    /// The window keeps its start (at the new resolution) and its count, up to the new
+    /// limit; it ends one new period after its start.
+    fn reconfigure(&mut self, quota: Quota, now: u64) {
+        let held = self.holding(now);
+        self.l = u64::from(quota.limit());
+        self.p = quota.period().as_nanos() as u64;
+        self.window = held.map(|(start, count)| (self.started_at(start), count.min(self.l)));
+    }
+
+    fn capacity(&self) -> u32 {
+        self.l as u32
+    }
+}
+
 /// The sliding window counter: with `prev` and `curr` the counts of the previous and current
 /// windows and `f = elapsed / P` the fraction of the current window gone, the estimate is
 /// `prev * (1 - f) + curr`; each unit of a request must find it below L. In rationals over P:

@@ -10,10 +10,11 @@ const { traces, assertSame } = require('./support/traces');
 
 const all = traces();
 
-test('the trace file holds every algorithm, keyed and not', () => {
+test('the trace file holds every algorithm, keyed and not, and anchored fixed windows', () => {
   const kinds = new Set(all.map((t) => `${t.algorithm}/${t.keyed}`));
   assert.equal(kinds.size, 12);
-  assert.equal(all.length, 48);
+  assert.equal(all.length, 54);
+  assert.equal(all.filter((t) => t.quota.endsWith(' anchored')).length, 6);
 });
 
 for (const trace of all) {

@@ -14,12 +14,13 @@ from sluicegate import KeyedLimiter, Limiter, ManualClock
 TRACES = traces.load()
 
 
-def test_the_file_holds_every_algorithm_keyed_and_direct() -> None:
+def test_the_file_holds_every_algorithm_keyed_and_direct_and_anchored_windows() -> None:
     kinds = {(trace["algorithm"], trace["keyed"]) for trace in TRACES}
     algorithms = {"gcra", "token-bucket", "leaky-bucket", "fixed-window", "sliding-window",
                   "sliding-log"}
     assert kinds == {(a, k) for a in algorithms for k in (True, False)}
-    assert len(TRACES) == 48
+    assert len(TRACES) == 54
+    assert sum(trace["quota"].endswith(" anchored") for trace in TRACES) == 6
 
 
 @pytest.mark.parametrize("trace", TRACES, ids=traces.trace_id)
