@@ -5,6 +5,9 @@ use crate::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
 use crate::proto::RateLimitResponse;
 use crate::status::Verdict;
 use sluicegate::http::{DecidedLimit, RateLimitHeaders};
+use sluicegate::Decision;
+use std::borrow::Cow;
+use std::time::Duration;
 
 /// The response for `verdict`; with `with_headers`, the RateLimit headers go into
 /// `response_headers_to_add`.
@@ -47,19 +50,31 @@ pub fn to_proto(verdict: &Verdict, with_headers: bool) -> RateLimitResponse {
 
 /// The headers for `verdict`, written by the library's one writer of them, as the tower
 /// layer and every other front end would write them for the same decisions: the enforced
-/// rules (shadow-mode ones only observe) as limits named by their rules.
+/// rules (shadow-mode ones only observe) as limits named by their rules; a rule with several
+/// quotas as one limit per quota, `NAME-1`, `NAME-2`... (as the Node and Python middlewares
+/// name them: the policy lists each name once).
 pub fn rate_limit_headers(verdict: &Verdict) -> RateLimitHeaders {
-    let limits: Vec<DecidedLimit<'_>> = verdict
-        .statuses
+    let mut named: Vec<(Cow<'_, str>, u32, Duration, Decision)> = Vec::new();
+    for status in &verdict.statuses {
+        let Some(shown) = status.limit.as_ref().filter(|shown| !shown.shadow) else {
+            continue;
+        };
+        if status.quotas.is_empty() {
+            let name = Cow::Borrowed(shown.name.as_str());
+            named.push((name, shown.quota_limit, shown.period, status.decision()));
+        }
+        for (i, part) in status.quotas.iter().enumerate() {
+            let name = Cow::Owned(format!("{}-{}", shown.name, i + 1));
+            named.push((name, part.limit, part.period, part.decision));
+        }
+    }
+    let limits: Vec<DecidedLimit<'_>> = named
         .iter()
-        .filter_map(|status| {
-            let shown = status.limit.as_ref().filter(|shown| !shown.shadow)?;
-            Some(DecidedLimit {
-                name: &shown.name,
-                quota: shown.quota_limit,
-                period: shown.period,
-                decision: status.decision(),
-            })
+        .map(|(name, quota, period, decision)| DecidedLimit {
+            name,
+            quota: *quota,
+            period: *period,
+            decision: *decision,
         })
         .collect();
     RateLimitHeaders::for_decisions(&limits, !verdict.over)

@@ -18,6 +18,20 @@ pub struct Status {
     pub reset_after: Duration,
     /// When over: until the request would be allowed.
     pub retry_after: Option<Duration>,
+    /// A rule with several quotas: each one's part, in the config's order (the fields above
+    /// are the tightest one's); empty for one quota.
+    pub quotas: Vec<QuotaPart>,
+}
+
+/// One quota of a descriptor with several, as the RateLimit headers show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuotaPart {
+    /// `q`: its limit.
+    pub limit: u32,
+    /// `w`: its period.
+    pub period: Duration,
+    /// Its decision for this request.
+    pub decision: Decision,
 }
 
 /// A matched rule as a response shows it.
@@ -55,6 +69,7 @@ impl Status {
             remaining: 0,
             reset_after: Duration::ZERO,
             retry_after: None,
+            quotas: Vec::new(),
         }
     }
 

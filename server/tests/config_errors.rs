@@ -185,7 +185,7 @@ descriptors:
     )])
     .unwrap();
     let quota = |i: usize| match &c.rules[i].limit {
-        Limit::Quota(q) => *q,
+        Limit::Quotas(q) => q[0],
         other => panic!("{other:?}"),
     };
     assert_eq!(quota(0).quota.period(), Duration::from_secs(7 * 86_400));
@@ -338,6 +338,76 @@ fn a_port_in_use_is_a_clear_startup_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(&format!("127.0.0.1:{port} (--grpc)")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn several_quotas_in_one_string_load_and_their_problems_are_named() {
+    let c = from_texts(&[(
+        "ok.yaml".into(),
+        "domain: d
+descriptors:
+  - key: pair
+    rate_limit: {quota: \"5/30s burst 2; 100/hour | 5/30s burst 2, 7/day\", algorithm: gcra}
+"
+        .into(),
+    )])
+    .unwrap();
+    let Limit::Quotas(quotas) = &c.rules[0].limit else {
+        panic!("{:?}", c.rules[0].limit);
+    };
+    // The same quota twice decides as once: it is kept once.
+    let shown: Vec<_> = quotas.iter().map(|q| q.shown).collect();
+    assert_eq!(
+        shown,
+        [(10, Unit::Minute), (100, Unit::Hour), (7, Unit::Day)]
+    );
+    assert_eq!(quotas[0].quota.burst(), 2);
+
+    let in_pair = |rate_limit: &str| {
+        one_problem(&format!(
+            "domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        rate_limit: {{{rate_limit}}}\n"
+        ))
+    };
+    // A bad quota in the list: file, descriptor path, field, and the column in the string.
+    let p = in_pair("quota: \"5/minute; 10/fortnight\"");
+    assert!(
+        p.starts_with("bad.yaml:")
+            && p.contains("descriptors[0] (key=a).descriptors[0] (key=b).rate_limit.quota")
+            && p.contains("fortnight")
+            && p.contains("column 14"),
+        "{p}"
+    );
+    assert!(in_pair("quota: \"5/minute;\"").contains("rate_limit.quota"));
+    // burst with several quotas: which one it meant is a guess.
+    let p = in_pair("quota: \"5/minute; 100/hour\", burst: 3");
+    assert!(
+        p.contains("rate_limit.burst") && p.contains("several"),
+        "{p}"
+    );
+    // unit or requests_per_unit beside a quota string, one quota or several.
+    let p = in_pair("quota: \"5/minute; 100/hour\", requests_per_unit: 5");
+    assert!(
+        p.contains("rate_limit.requests_per_unit") && p.contains("either quota"),
+        "{p}"
+    );
+
+    // --validate prints it and exits 1.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "domain: d\ndescriptors: [{key: k, rate_limit: {quota: \"1/s | 2/eon\"}}]\n",
+    )
+    .unwrap();
+    let out = validate(&bad);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.yaml")
+            && stderr.contains("rate_limit.quota")
+            && stderr.contains("eon"),
         "{stderr}"
     );
 }

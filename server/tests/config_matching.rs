@@ -18,7 +18,7 @@ fn lands(config: &Config, domain: &str, entries: &[(&str, &str)]) -> Option<Stri
 fn requests(config: &Config, domain: &str, entries: &[(&str, &str)]) -> Option<u32> {
     let m = config.find(domain, entries.iter().copied())?;
     match &config.rules[m.rule].limit {
-        Limit::Quota(q) => Some(q.shown.0),
+        Limit::Quotas(q) => Some(q[0].shown.0),
         Limit::DenyAll { .. } => Some(0),
         Limit::Unlimited => Some(u32::MAX),
     }

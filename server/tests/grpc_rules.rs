@@ -1,4 +1,5 @@
-//! The rules suite (support/rules_suite.rs) against the server deciding in process.
+//! The rules suites (support/rules_suite.rs, support/quotas_suite.rs) against the server
+//! deciding in process.
 
 #[path = "support/service.rs"]
 mod service;
@@ -13,3 +14,9 @@ fn start_config(config: &str, flags: &[&str]) -> Running {
 }
 
 include!("support/rules_suite.rs");
+
+/// Several quotas in one `quota` string (support/quotas_suite.rs).
+mod quotas {
+    use super::*;
+    include!("support/quotas_suite.rs");
+}

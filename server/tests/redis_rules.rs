@@ -1,5 +1,5 @@
-//! The rules suite (support/rules_suite.rs) against the server deciding on Redis: a real
-//! `redis-server` per test, on a free port, stopped by its PID.
+//! The rules suites (support/rules_suite.rs, support/quotas_suite.rs) against the server
+//! deciding on Redis: a real `redis-server` per test, on a free port, stopped by its PID.
 
 // The workspace's one helper for real redis-servers, shared with the library's tests.
 #[path = "../../tests/support/redis_server.rs"]
@@ -38,3 +38,9 @@ fn start_config(config: &str, flags: &[&str]) -> Running {
 }
 
 include!("support/rules_suite.rs");
+
+/// Several quotas in one `quota` string (support/quotas_suite.rs).
+mod quotas {
+    use super::*;
+    include!("support/quotas_suite.rs");
+}

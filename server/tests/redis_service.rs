@@ -1,6 +1,6 @@
 //! The server on Redis (a real `redis-server` per test, on a free port, stopped by PID):
-//! the same rules, two server processes sharing one limit exactly, and what a Redis outage
-//! answers under each `--on-backend-error`.
+//! the same rules, two server processes sharing one limit exactly, several quotas of a rule in
+//! one script call, and what a Redis outage answers under each `--on-backend-error`.
 
 // The workspace's one helper for real redis-servers, shared with the library's tests.
 #[path = "../../tests/support/redis_server.rs"]
@@ -313,4 +313,42 @@ async fn a_reload_on_redis_applies_at_once_and_keeps_unchanged_counts() {
         r.statuses[0].limit_remaining, 6,
         "the unchanged rule kept its count"
     );
+}
+
+/// The `calls` of `INFO commandstats` for EVALSHA: the library's scripts.
+fn evalsha_calls(redis: &RedisServer) -> u64 {
+    let stats = redis.cli(&["INFO", "commandstats"]);
+    stats
+        .lines()
+        .find_map(|line| line.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_quotas_are_one_script_call_per_request_on_redis() {
+    let redis = RedisServer::start();
+    let config = "domain: many\ndescriptors:\n  - key: user\n    rate_limit: {quota: \"5/hour; 3/minute; 100/day\", algorithm: sliding-log}\n";
+    let service = Service::start(config, &["--redis", &redis.url()]);
+    let mut client = service.client().await;
+    let one = || request("many", vec![descriptor(&[("user", "u")])]);
+    // The first call may load the script; count from the second.
+    assert_eq!(ask(&mut client, one()).await.overall_code, OK);
+    let before = evalsha_calls(&redis);
+    for _ in 0..2 {
+        assert_eq!(ask(&mut client, one()).await.overall_code, OK);
+    }
+    // Denied by the minute quota: still one call.
+    let r = ask(&mut client, one()).await;
+    assert_eq!(r.overall_code, OVER);
+    let limit = r.statuses[0].current_limit.clone().expect("current_limit");
+    assert_eq!(
+        (limit.requests_per_unit, limit.unit),
+        (3, 2),
+        "3 per MINUTE"
+    );
+    assert_eq!(evalsha_calls(&redis) - before, 3, "one EVALSHA per request");
+    // One key per quota, under the rule's prefix.
+    let keys = redis.cli(&["--scan", "--pattern", "sluicegate-server:many:user:*"]);
+    assert_eq!(keys.lines().count(), 3, "{keys}");
 }

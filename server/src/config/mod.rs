@@ -107,11 +107,12 @@ pub enum Limit {
         /// The configured unit, shown in `current_limit`.
         unit: Unit,
     },
-    /// A quota decided by an algorithm.
-    Quota(QuotaRule),
+    /// One quota or several (`quota: "5/minute; 100/hour"`), one algorithm deciding each;
+    /// several are decided all or nothing. Never empty, never the same quota twice.
+    Quotas(Vec<QuotaRule>),
 }
 
-/// A limit with a quota.
+/// One quota of a limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuotaRule {
     /// The quota.
@@ -166,11 +167,13 @@ impl fmt::Display for Config {
             match &rule.limit {
                 Limit::Unlimited => f.write_str("unlimited")?,
                 Limit::DenyAll { unit } => write!(f, "0 per {unit} (deny all)")?,
-                Limit::Quota(q) => write!(
-                    f,
-                    "{} per {} ({}, {})",
-                    q.shown.0, q.shown.1, q.quota, q.algorithm
-                )?,
+                Limit::Quotas(quotas) => {
+                    for (i, q) in quotas.iter().enumerate() {
+                        let and = if i > 0 { " and " } else { "" };
+                        let (count, unit) = q.shown;
+                        write!(f, "{and}{count} per {unit} ({}, {})", q.quota, q.algorithm)?;
+                    }
+                }
             }
             if let Some(name) = &rule.name {
                 write!(f, ", name={name}")?;

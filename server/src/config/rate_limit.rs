@@ -133,8 +133,8 @@ impl Parser<'_> {
                     );
                 }
             }
-            let quota = match scalar(text).map(|t| t.parse::<Quota>()) {
-                Some(Ok(quota)) => quota,
+            let quotas = match scalar(text).map(|t| Quota::parse_many(&t)) {
+                Some(Ok(quotas)) => quotas,
                 Some(Err(e)) => {
                     self.problem(&join(at, "quota"), e);
                     return None;
@@ -142,18 +142,12 @@ impl Parser<'_> {
                 None => {
                     self.problem(
                         &join(at, "quota"),
-                        "must be a string such as \"100/30s burst 20\"",
+                        "must be a string such as \"100/30s burst 20\" or \"5/minute; 100/hour\"",
                     );
                     return None;
                 }
             };
-            let quota = self.with_burst(quota, burst, at)?;
-            let shown = Unit::show(quota.limit(), quota.period());
-            return Some(Limit::Quota(QuotaRule {
-                quota,
-                algorithm,
-                shown,
-            }));
+            return self.quotas(quotas, algorithm, burst, at);
         }
         let unit = match map.get("unit") {
             None => {
@@ -208,11 +202,45 @@ impl Parser<'_> {
             }
         };
         let quota = self.with_burst(quota, burst, at)?;
-        Some(Limit::Quota(QuotaRule {
+        Some(Limit::Quotas(vec![QuotaRule {
             quota,
             algorithm,
             shown: (requests, unit),
-        }))
+        }]))
+    }
+
+    /// The limit of a `quota` string's quotas (the library's `Quota::parse_many`, as Rust,
+    /// Node and Python read it). `burst` applies to one quota only: with several, which one
+    /// it meant is a guess, and the string can say it (`"5/minute burst 2; 100/hour"`).
+    fn quotas(
+        &mut self,
+        quotas: Vec<Quota>,
+        algorithm: AlgorithmKind,
+        burst: Option<u32>,
+        at: &str,
+    ) -> Option<Limit> {
+        if quotas.len() > 1 && burst.is_some() {
+            self.problem(
+                &join(at, "burst"),
+                "applies to one quota, and quota has several: give each its burst in the quota string (\"5/minute burst 2; 100/hour\")",
+            );
+            return None;
+        }
+        let mut rules: Vec<QuotaRule> = Vec::with_capacity(quotas.len());
+        for quota in quotas {
+            let quota = self.with_burst(quota, burst, at)?;
+            // The same quota twice decides as once; on Redis the two would share one key.
+            if rules.iter().any(|rule| rule.quota == quota) {
+                continue;
+            }
+            let shown = Unit::show(quota.limit(), quota.period());
+            rules.push(QuotaRule {
+                quota,
+                algorithm,
+                shown,
+            });
+        }
+        Some(Limit::Quotas(rules))
     }
 
     fn with_burst(&mut self, quota: Quota, burst: Option<u32>, at: &str) -> Option<Quota> {

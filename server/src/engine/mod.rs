@@ -1,7 +1,9 @@
 //! Deciding one `RateLimitRequest`: match each descriptor to its rule (`plan.rs`), then
-//! decide them together, all-or-nothing, through the library's seam.
+//! decide them together, all-or-nothing, through the library's seam; a rule with several
+//! quotas brings each of them (`quotas.rs`).
 
 mod plan;
+mod quotas;
 
 use crate::config::Config;
 use crate::input;
@@ -155,24 +157,34 @@ impl Engine {
         if members.is_empty() {
             return Ok(());
         }
+        // Each member plan's quotas, in order: a rule with several brings them all.
         let seam: Vec<Member<'_, str>> = members
             .iter()
             .filter_map(|&i| {
-                let (limiter, key) = plans[i].quota()?;
+                let (quotas, key) = plans[i].quotas()?;
                 let cost = match plans[i].part()? {
                     Part::Look { .. } => 0,
                     Part::Enforced | Part::Shadow => plans[i].cost,
                 };
-                Some(Member::new(limiter.backend(), key).with_cost(cost))
+                Some(
+                    quotas
+                        .iter()
+                        .map(move |q| Member::new(q.limiter.backend(), key).with_cost(cost)),
+                )
             })
+            .flatten()
             .collect();
         let mut decisions = Vec::with_capacity(seam.len());
         match all_of_each(&seam, op, &mut decisions).await {
             // A member that allowed reports OK even when another denied the request (it then
             // consumed nothing): each status tells its own limit.
             Ok(_) => {
-                for (&i, decision) in members.iter().zip(decisions) {
-                    statuses[i] = plans[i].decided_status(Some(decision), false);
+                let mut rest = decisions.as_slice();
+                for &i in members {
+                    let count = plans[i].quotas().map_or(0, |(quotas, _)| quotas.len());
+                    let (own, after) = rest.split_at(count);
+                    rest = after;
+                    statuses[i] = plans[i].decided_status(Some(own), false);
                 }
             }
             Err(failed) => {

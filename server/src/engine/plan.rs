@@ -1,14 +1,14 @@
 //! From a request to a [`Plan`] per descriptor: its rule (after `replaces`), what that rule
 //! does with it, its key and its cost; and the status a plan's decision makes.
 
-use super::{Refusal, Snapshot};
+use super::{quotas, Refusal, Snapshot};
 use crate::config::{Limit, Rule, Unit};
-use crate::limits::{OverrideError, RuleLimiter};
+use crate::limits::{OverrideError, RuleQuota};
 use crate::proto::{RateLimitDescriptor, RateLimitRequest};
 use crate::status::{Shown, Status};
 use crate::telemetry::{self, BadInput};
-use sluicegate::backend::Op;
 use sluicegate::Decision;
+use std::borrow::Cow;
 use std::time::Duration;
 
 /// One descriptor on its way to a decision.
@@ -18,11 +18,11 @@ pub(super) struct Plan<'a> {
     /// What the descriptor asks for: 0 only looks.
     pub(super) cost: u32,
     /// What the rule does with it.
-    pub(super) action: Action,
+    pub(super) action: Action<'a>,
 }
 
 /// What a matched rule does with a descriptor.
-pub(super) enum Action {
+pub(super) enum Action<'a> {
     /// No rule (or a replaced one): OK, no limit.
     Free,
     /// `unlimited`.
@@ -32,10 +32,10 @@ pub(super) enum Action {
     /// A descriptor's override for which no limiter could be kept (every cached one carries
     /// state): over the limit, as a new key in a full key table is.
     NoRoom { shown: (u32, Unit) },
-    /// A quota to decide with `limiter` on `key`; `shown` is how `current_limit` shows it.
+    /// Quotas to decide on `key`, all or nothing: the rule's (borrowed from the snapshot),
+    /// or an override's one.
     Decide {
-        limiter: RuleLimiter,
-        shown: (u32, Unit),
+        quotas: Cow<'a, [RuleQuota]>,
         key: String,
     },
 }
@@ -53,23 +53,21 @@ pub(super) enum Part {
 }
 
 impl Plan<'_> {
-    /// The limiter and key, for plans with a quota.
-    pub(super) fn quota(&self) -> Option<(&RuleLimiter, &str)> {
+    /// The quotas and key, for plans with a quota.
+    pub(super) fn quotas(&self) -> Option<(&[RuleQuota], &str)> {
         match &self.action {
-            Action::Decide { limiter, key, .. } => Some((limiter, key)),
+            Action::Decide { quotas, key } => Some((quotas, key)),
             _ => None,
         }
     }
 
     /// How it takes part in the decision; `None` for plans without a quota.
     pub(super) fn part(&self) -> Option<Part> {
-        let (limiter, _) = self.quota()?;
+        let (quotas, _) = self.quotas()?;
         let shadow = self.rule.is_some_and(|(_, rule)| rule.shadow_mode);
-        let fits = Op::Check.within_capacity(self.cost, limiter.backend().max_cost());
-        Some(if self.cost == 0 || fits.is_err() {
-            Part::Look {
-                too_costly: fits.is_err(),
-            }
+        let too_costly = quotas::too_costly(quotas, self.cost).is_some();
+        Some(if self.cost == 0 || too_costly {
+            Part::Look { too_costly }
         } else if shadow {
             Part::Shadow
         } else {
@@ -101,6 +99,7 @@ impl Plan<'_> {
                 remaining: 0,
                 reset_after: unit.duration(),
                 retry_after: Some(unit.duration()),
+                quotas: Vec::new(),
             }),
             (Action::NoRoom { shown: as_shown }, Some(rule)) => {
                 let period = as_shown.1.duration();
@@ -110,32 +109,28 @@ impl Plan<'_> {
                     remaining: 0,
                     reset_after: Duration::from_secs(1),
                     retry_after: Some(Duration::from_secs(1)),
+                    quotas: Vec::new(),
                 })
             }
             (Action::Decide { .. }, _) => None,
         }
     }
 
-    /// The status of a plan with a quota once decided: `decision` is `None` when the backend
-    /// failed and its failures are answered anyway, `over` then saying how.
-    pub(super) fn decided_status(&self, decision: Option<Decision>, over: bool) -> Status {
-        let (
-            Some((_, rule)),
-            Action::Decide {
-                limiter,
-                shown: as_shown,
-                ..
-            },
-        ) = (self.rule, &self.action)
-        else {
+    /// The status of a plan with a quota once decided: `decisions` (one per quota) is `None`
+    /// when the backend failed and its failures are answered anyway, `over` then saying how.
+    /// It reports the tightest quota ([`quotas::reported`]).
+    pub(super) fn decided_status(&self, decisions: Option<&[Decision]>, over: bool) -> Status {
+        let (Some((_, rule)), Action::Decide { quotas, .. }) = (self.rule, &self.action) else {
             return self.fixed_status().unwrap_or_else(Status::free);
         };
-        let quota = limiter.backend().quota();
-        let too_costly = self.part() == Some(Part::Look { too_costly: true });
-        let over = over || too_costly || decision.is_some_and(|d| d.is_denied());
-        Status {
+        let too_costly = quotas::too_costly(quotas, self.cost);
+        let at = too_costly.unwrap_or_else(|| decisions.map_or(0, quotas::reported));
+        let decision = decisions.and_then(|d| d.get(at).copied());
+        let quota = quotas[at].limiter.backend().quota();
+        let over = over || too_costly.is_some() || decision.is_some_and(|d| d.is_denied());
+        let status = Status {
             over,
-            limit: Some(shown(rule, *as_shown, quota.limit(), quota.period())),
+            limit: Some(shown(rule, quotas[at].shown, quota.limit(), quota.period())),
             remaining: decision.map_or(0, |d| d.remaining()),
             reset_after: decision.map_or(Duration::ZERO, |d| d.reset_after()),
             retry_after: over.then(|| {
@@ -143,7 +138,9 @@ impl Plan<'_> {
                     .and_then(|d| d.retry_after())
                     .unwrap_or(Duration::from_secs(1))
             }),
-        }
+            quotas: Vec::new(),
+        };
+        quotas::with_parts(status, quotas, decisions, at)
     }
 }
 
@@ -223,8 +220,10 @@ pub(super) async fn plan<'a>(
                     .await
                 {
                     Ok(limiter) => Action::Decide {
-                        limiter,
-                        shown: as_shown,
+                        quotas: Cow::Owned(vec![RuleQuota {
+                            limiter,
+                            shown: as_shown,
+                        }]),
                         key,
                     },
                     Err(OverrideError::Invalid(why)) => {
@@ -240,10 +239,9 @@ pub(super) async fn plan<'a>(
             match &rule.limit {
                 Limit::Unlimited => Action::Unlimited,
                 Limit::DenyAll { unit } => Action::DenyAll { unit: *unit },
-                Limit::Quota(q) => match snapshot.limits.rule(found.rule) {
-                    Some(limiter) => Action::Decide {
-                        limiter: limiter.clone(),
-                        shown: q.shown,
+                Limit::Quotas(_) => match snapshot.limits.rule(found.rule) {
+                    Some(quotas) => Action::Decide {
+                        quotas: Cow::Borrowed(quotas),
                         key,
                     },
                     None => Action::Free,

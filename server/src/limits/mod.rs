@@ -1,5 +1,6 @@
-//! The limiters behind the rules: one keyed limiter per rule, in this process or on Redis,
-//! kept across reloads when a rule's algorithm did not change; and the bounded cache of
+//! The limiters behind the rules: one keyed limiter per quota of a rule (a rule may have
+//! several, decided all or nothing), in this process or on Redis, kept across reloads when a
+//! quota's algorithm did not change; and the bounded cache of
 //! limiters made for descriptors' `limit` overrides (`overrides.rs`).
 
 mod overrides;
@@ -74,12 +75,22 @@ impl RuleLimiter {
     }
 }
 
-/// Every rule's limiter, indexed like [`Config::rules`], and the limiters made for
+/// One quota of a rule: its limiter, and how `current_limit` shows the quota.
+#[derive(Debug, Clone)]
+pub struct RuleQuota {
+    /// The limiter.
+    pub limiter: RuleLimiter,
+    /// `current_limit`'s requests per unit, and the unit.
+    pub shown: (u32, Unit),
+}
+
+/// Every rule's limiters, indexed like [`Config::rules`], and the limiters made for
 /// descriptors' `limit` overrides.
 #[derive(Debug)]
 pub struct Limits {
     backing: Backing,
-    per_rule: Vec<Option<RuleLimiter>>,
+    /// One per quota of each rule, in the config's order; none for rules without a quota.
+    per_rule: Vec<Vec<RuleQuota>>,
     /// By rule index and the override's requests per unit and unit, bounded.
     overrides: Overrides,
 }
@@ -95,9 +106,11 @@ pub enum OverrideError {
 
 impl Limits {
     /// Limiters for `config`'s rules. A rule of `previous` at the same place (domain and
-    /// key) with the same algorithm keeps its limiter: unchanged, or, in process, with its
-    /// quota changed by `set_quota` (state carries over). The override cache is as large as
-    /// `previous`'s, or [`DEFAULT_MAX_OVERRIDES`] (see [`Limits::with_max_overrides`]).
+    /// key) keeps the limiters of its quotas that are unchanged (quota and algorithm); with as
+    /// many quotas as before, a changed one takes over the limiter at its place when the
+    /// algorithm is the same, in process with its quota changed by `set_quota` (state carries
+    /// over). The override cache is as large as `previous`'s, or [`DEFAULT_MAX_OVERRIDES`]
+    /// (see [`Limits::with_max_overrides`]).
     pub async fn build(
         config: &Config,
         backing: &Backing,
@@ -108,32 +121,41 @@ impl Limits {
         // connection fails, the rest connect in the background rather than each waiting.
         let mut eager = true;
         for rule in &config.rules {
-            let Limit::Quota(wanted) = rule.limit else {
-                per_rule.push(None);
+            let Limit::Quotas(wanted) = &rule.limit else {
+                per_rule.push(Vec::new());
                 continue;
             };
-            let kept = previous.and_then(|(old_config, old_limits)| {
+            let had = previous.and_then(|(old_config, old_limits)| {
                 let i = old_config
                     .rules
                     .iter()
                     .position(|old| old.identity() == rule.identity())?;
-                let Limit::Quota(had) = old_config.rules[i].limit else {
+                let Limit::Quotas(had) = &old_config.rules[i].limit else {
                     return None;
                 };
-                let limiter = old_limits.per_rule.get(i)?.clone()?;
-                carry_over(limiter, had, wanted)
+                Some((had.as_slice(), old_limits.per_rule.get(i)?.as_slice()))
             });
-            let limiter = match kept {
-                Some(limiter) => limiter,
-                None => {
-                    let prefix = prefix(&rule.domain, &rule.key, None);
-                    let made =
-                        make(backing, wanted.quota, wanted.algorithm, &prefix, eager).await?;
-                    eager &= made.available();
-                    made
-                }
-            };
-            per_rule.push(Some(limiter));
+            let mut quotas = Vec::with_capacity(wanted.len());
+            for (i, want) in wanted.iter().enumerate() {
+                let kept = had.and_then(|(had, limiters)| kept(had, limiters, wanted, i));
+                let limiter = match kept {
+                    Some(limiter) => limiter,
+                    None => {
+                        // Every quota of a rule shares its prefix: Redis keys end with the
+                        // quota's fingerprint, so they stay apart.
+                        let prefix = prefix(&rule.domain, &rule.key, None);
+                        let made =
+                            make(backing, want.quota, want.algorithm, &prefix, eager).await?;
+                        eager &= made.available();
+                        made
+                    }
+                };
+                quotas.push(RuleQuota {
+                    limiter,
+                    shown: want.shown,
+                });
+            }
+            per_rule.push(quotas);
         }
         let max_overrides = previous.map_or(DEFAULT_MAX_OVERRIDES, |(_, old)| old.overrides.max());
         Ok(Limits {
@@ -157,17 +179,17 @@ impl Limits {
     /// Every in-process limiter, for the sweeper: the rules' and the overrides'.
     pub fn sweep(&self) -> usize {
         let mut swept = 0;
-        for limiter in self.per_rule.iter().flatten() {
-            if let RuleLimiter::Local(local) = limiter {
+        for quota in self.per_rule.iter().flatten() {
+            if let RuleLimiter::Local(local) = &quota.limiter {
                 swept += local.sweep();
             }
         }
         swept + self.overrides.sweep()
     }
 
-    /// The limiter of rule `rule` (none for unlimited and deny-all rules).
-    pub fn rule(&self, rule: usize) -> Option<&RuleLimiter> {
-        self.per_rule.get(rule)?.as_ref()
+    /// The limiters of rule `rule`'s quotas (none for unlimited and deny-all rules).
+    pub fn rule(&self, rule: usize) -> Option<&[RuleQuota]> {
+        Some(self.per_rule.get(rule)?.as_slice()).filter(|quotas| !quotas.is_empty())
     }
 
     /// The limiter for rule `rule` under a descriptor's override of `requests` per `unit`,
@@ -183,10 +205,12 @@ impl Limits {
         if let Some(found) = self.overrides.get(&wanted) {
             return Ok(found);
         }
-        let algorithm = match config.rules[rule].limit {
-            Limit::Quota(QuotaRule { algorithm, .. }) => algorithm,
-            _ => AlgorithmKind::FixedWindow,
-        };
+        // A rule's quotas share one algorithm.
+        let algorithm = match &config.rules[rule].limit {
+            Limit::Quotas(quotas) => quotas.first().map(|q| q.algorithm),
+            _ => None,
+        }
+        .unwrap_or(AlgorithmKind::FixedWindow);
         let invalid = |e: &dyn std::fmt::Display| {
             OverrideError::Invalid(format!(
                 "the limit override of {requests} per {unit} cannot be decided by the rule's {algorithm} limiter: {e}"
@@ -210,8 +234,32 @@ impl Limits {
 
     /// False while a Redis backend is known to be down.
     pub fn available(&self) -> bool {
-        self.per_rule.iter().flatten().all(RuleLimiter::available)
+        self.per_rule
+            .iter()
+            .flatten()
+            .all(|quota| quota.limiter.available())
     }
+}
+
+/// The limiter quota `i` of `wanted` keeps from the rule's previous quotas `had` (and their
+/// `limiters`), if any: the one with the same quota and algorithm; else, when the count is
+/// unchanged, the one at its place, unless that one is kept as it is by another quota.
+fn kept(
+    had: &[QuotaRule],
+    limiters: &[RuleQuota],
+    wanted: &[QuotaRule],
+    i: usize,
+) -> Option<RuleLimiter> {
+    let same = |a: &QuotaRule, b: &QuotaRule| a.quota == b.quota && a.algorithm == b.algorithm;
+    let want = wanted[i];
+    if let Some(j) = had.iter().position(|old| same(old, &want)) {
+        return Some(limiters.get(j)?.limiter.clone());
+    }
+    let old = *had.get(i)?;
+    if had.len() != wanted.len() || wanted.iter().any(|w| same(w, &old)) {
+        return None;
+    }
+    carry_over(limiters.get(i)?.limiter.clone(), old, want)
 }
 
 /// The old limiter for the new quota, if it can be kept.
