@@ -411,3 +411,46 @@ descriptors:
         "{stderr}"
     );
 }
+
+/// An anchored quota (`"… anchored"`: each value's window starts at its first request) loads
+/// with the fixed window, the default; an algorithm without windows is refused by name.
+#[test]
+fn anchored_quotas_load_with_the_fixed_window_only() {
+    let c = from_texts(&[(
+        "ok.yaml".into(),
+        "domain: d
+descriptors:
+  - key: a
+    rate_limit: {quota: \"5/minute anchored\"}
+"
+        .into(),
+    )])
+    .unwrap();
+    match &c.rules[0].limit {
+        Limit::Quotas(q) => assert!(q[0].quota.is_anchored()),
+        other => panic!("{other:?}"),
+    }
+    let problem = one_problem(
+        "domain: d
+descriptors:
+  - key: a
+    rate_limit: {quota: \"5/minute anchored\", algorithm: gcra}
+",
+    );
+    assert!(
+        problem.contains("bad.yaml") && problem.contains("anchored"),
+        "{problem}"
+    );
+    // Any quota an algorithm cannot run is found when the config is read, where it is.
+    let problem = one_problem(
+        "domain: d
+descriptors:
+  - key: a
+    rate_limit: {unit: second, requests_per_unit: 1000000, algorithm: sliding-window}
+",
+    );
+    assert!(
+        problem.contains("requests_per_unit") && problem.contains("SlidingWindow"),
+        "{problem}"
+    );
+}

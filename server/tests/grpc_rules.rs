@@ -1,5 +1,5 @@
-//! The rules suites (support/rules_suite.rs, support/quotas_suite.rs) against the server
-//! deciding in process.
+//! The rules suites (support/rules_suite.rs, support/quotas_suite.rs,
+//! support/anchored_suite.rs) against the server deciding in process.
 
 #[path = "support/service.rs"]
 mod service;
@@ -19,4 +19,10 @@ include!("support/rules_suite.rs");
 mod quotas {
     use super::*;
     include!("support/quotas_suite.rs");
+}
+
+/// The fixed window anchored at each value's first request (support/anchored_suite.rs).
+mod anchored {
+    use super::*;
+    include!("support/anchored_suite.rs");
 }

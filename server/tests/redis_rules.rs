@@ -1,5 +1,6 @@
-//! The rules suites (support/rules_suite.rs, support/quotas_suite.rs) against the server
-//! deciding on Redis: a real `redis-server` per test, on a free port, stopped by its PID.
+//! The rules suites (support/rules_suite.rs, support/quotas_suite.rs,
+//! support/anchored_suite.rs) against the server deciding on Redis: a real `redis-server` per
+//! test, on a free port, stopped by its PID.
 
 // The workspace's one helper for real redis-servers, shared with the library's tests.
 #[path = "../../tests/support/redis_server.rs"]
@@ -43,4 +44,10 @@ include!("support/rules_suite.rs");
 mod quotas {
     use super::*;
     include!("support/quotas_suite.rs");
+}
+
+/// The fixed window anchored at each value's first request (support/anchored_suite.rs).
+mod anchored {
+    use super::*;
+    include!("support/anchored_suite.rs");
 }

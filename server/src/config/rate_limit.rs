@@ -202,6 +202,7 @@ impl Parser<'_> {
             }
         };
         let quota = self.with_burst(quota, burst, at)?;
+        self.runs(algorithm, &quota, &join(at, "requests_per_unit"))?;
         Some(Limit::Quotas(vec![QuotaRule {
             quota,
             algorithm,
@@ -229,6 +230,7 @@ impl Parser<'_> {
         let mut rules: Vec<QuotaRule> = Vec::with_capacity(quotas.len());
         for quota in quotas {
             let quota = self.with_burst(quota, burst, at)?;
+            self.runs(algorithm, &quota, &join(at, "quota"))?;
             // The same quota twice decides as once; on Redis the two would share one key.
             if rules.iter().any(|rule| rule.quota == quota) {
                 continue;
@@ -241,6 +243,19 @@ impl Parser<'_> {
             });
         }
         Some(Limit::Quotas(rules))
+    }
+
+    /// `Some` when `algorithm` runs `quota` (the library's check, the error building its
+    /// limiter would give: a range it cannot hold, an anchored quota without windows); a
+    /// problem at `field` otherwise.
+    fn runs(&mut self, algorithm: AlgorithmKind, quota: &Quota, field: &str) -> Option<()> {
+        match algorithm.check_quota(quota) {
+            Ok(()) => Some(()),
+            Err(e) => {
+                self.problem(field, e);
+                None
+            }
+        }
     }
 
     fn with_burst(&mut self, quota: Quota, burst: Option<u32>, at: &str) -> Option<Quota> {
