@@ -20,6 +20,19 @@ pub enum BackendErrorKind {
     Rejected,
 }
 
+impl BackendErrorKind {
+    /// A short name, for metric labels and the bindings' error kinds: `capacity`, `timeout`,
+    /// `unavailable` or `rejected`.
+    pub fn label(self) -> &'static str {
+        match self {
+            BackendErrorKind::Capacity => "capacity",
+            BackendErrorKind::Timeout => "timeout",
+            BackendErrorKind::Unavailable => "unavailable",
+            BackendErrorKind::Rejected => "rejected",
+        }
+    }
+}
+
 impl fmt::Display for BackendErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -74,6 +87,17 @@ impl BackendError {
     /// The backend's own error, to downcast (e.g. to a `RedisError`).
     pub fn inner(&self) -> &(dyn Error + Send + Sync + 'static) {
         &*self.source
+    }
+
+    /// A short name for what failed: the backend's own when it has one (a `RedisError`'s
+    /// `label()`: `script`, `wrong_type`, `foreign`...), the
+    /// [kind's](BackendErrorKind::label) otherwise. What the bindings report as an error's kind.
+    pub fn label(&self) -> &'static str {
+        #[cfg(feature = "redis")]
+        if let Some(redis) = self.source.downcast_ref::<crate::redis::RedisError>() {
+            return redis.label();
+        }
+        self.kind.label()
     }
 }
 

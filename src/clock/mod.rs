@@ -1,4 +1,5 @@
-//! Where time comes from: [`Clock`] and its three implementations.
+//! Where time comes from: [`Clock`], its three implementations, and [`AnyClock`], one of
+//! two chosen at run time.
 //!
 //! Time is a `u64` of nanoseconds since the clock's epoch, read once per check. Every limiter
 //! treats a reading earlier than its state's time (its latest admission; for the windows, that
@@ -14,11 +15,13 @@
 //! | [`CoarseClock`] | one atomic kept fresh by an upkeep thread | ~0.5 ns | the upkeep interval, 1 ms by default |
 //! | [`ManualClock`] | a shared counter you move | one atomic load | exact; for tests |
 
+mod any;
 mod coarse;
 mod epoch;
 mod manual;
 mod tsc;
 
+pub use any::AnyClock;
 pub use coarse::CoarseClock;
 pub use manual::ManualClock;
 pub use tsc::TscClock;

@@ -1,7 +1,9 @@
 //! [`AnyLimiter`]: a direct limiter whose algorithm is a value.
 
 use super::{dispatch, for_kind};
-use crate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket};
+use crate::algorithm::{
+    FixedWindow, Gcra, LeakyBucket, Op, SlidingLog, SlidingWindow, TokenBucket,
+};
 use crate::backend::Limit;
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
@@ -112,6 +114,17 @@ impl<C: Clock> AnyLimiter<C> {
     #[inline(always)]
     pub fn hit(&self, n: u32) -> Decision {
         dispatch!(Direct, &self.0, limiter => limiter.hit(n))
+    }
+
+    /// [`check_n`](Self::check_n), [`peek_n`](Self::peek_n) or [`hit`](Self::hit), as `op`
+    /// says: for a caller that receives the operation as a value (a language binding).
+    #[inline(always)]
+    pub fn decide_op(&self, cost: u32, op: Op) -> Result<Decision, CapacityError> {
+        match op {
+            Op::Check => self.check_n(cost),
+            Op::Peek => self.peek_n(cost),
+            Op::Hit => Ok(self.hit(cost)),
+        }
     }
 }
 

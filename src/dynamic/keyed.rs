@@ -2,7 +2,9 @@
 
 use super::builder::AnyKeyedBuilder;
 use super::dispatch;
-use crate::algorithm::{FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket};
+use crate::algorithm::{
+    FixedWindow, Gcra, LeakyBucket, Op, SlidingLog, SlidingWindow, TokenBucket,
+};
 use crate::backend::{self as composite, Limit};
 use crate::clock::{Clock, TscClock};
 use crate::decision::Decision;
@@ -161,6 +163,21 @@ where
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         dispatch!(Keyed, &self.0, limiter => limiter.hit(key, n))
+    }
+
+    /// [`check_n`](Self::check_n), [`peek_n`](Self::peek_n) or [`hit`](Self::hit), as `op`
+    /// says: for a caller that receives the operation as a value (a language binding).
+    #[inline(always)]
+    pub fn decide_op<Q>(&self, key: &Q, cost: u32, op: Op) -> Result<Decision, CapacityError>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        match op {
+            Op::Check => self.check_n(key, cost),
+            Op::Peek => self.peek_n(key, cost),
+            Op::Hit => Ok(self.hit(key, cost)),
+        }
     }
 
     /// Drops every key whose state is back to fresh; see [`KeyedLimiter::sweep`].

@@ -75,31 +75,33 @@ impl AnyRedisLimiter {
 impl<C: TimeSource> AnyRedisLimiter<C> {
     /// Decides one request for `key`, consuming one unit when it is allowed.
     pub async fn check(&self, key: &str) -> Result<Decision, RedisError> {
-        self.decide(key, 1, Op::Check).await
+        self.decide_op(key, 1, Op::Check).await
     }
 
     /// Decides a request of cost `n` for `key` ([`RedisError::Capacity`] when `n` can never
     /// fit).
     pub async fn check_n(&self, key: &str, n: u32) -> Result<Decision, RedisError> {
-        self.decide(key, n, Op::Check).await
+        self.decide_op(key, n, Op::Check).await
     }
 
     /// The decision [`check`](Self::check) would return now, consuming nothing.
     pub async fn peek(&self, key: &str) -> Result<Decision, RedisError> {
-        self.decide(key, 1, Op::Peek).await
+        self.decide_op(key, 1, Op::Peek).await
     }
 
     /// The decision [`check_n`](Self::check_n) would return now, consuming nothing.
     pub async fn peek_n(&self, key: &str, n: u32) -> Result<Decision, RedisError> {
-        self.decide(key, n, Op::Peek).await
+        self.decide_op(key, n, Op::Peek).await
     }
 
     /// Records `n` units for `key` whatever the answer.
     pub async fn hit(&self, key: &str, n: u32) -> Result<Decision, RedisError> {
-        self.decide(key, n, Op::Hit).await
+        self.decide_op(key, n, Op::Hit).await
     }
 
-    async fn decide(&self, key: &str, cost: u32, op: Op) -> Result<Decision, RedisError> {
+    /// [`check_n`](Self::check_n), [`peek_n`](Self::peek_n) or [`hit`](Self::hit), as `op`
+    /// says: for a caller that receives the operation as a value (a language binding).
+    pub async fn decide_op(&self, key: &str, cost: u32, op: Op) -> Result<Decision, RedisError> {
         dispatch!(Self, self, limiter => limiter.decide(key, cost, op).await)
     }
 }

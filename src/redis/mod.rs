@@ -175,4 +175,4 @@ pub use error::RedisError;
 pub use fallback::Fallback;
 pub use limiter::RedisLimiter;
 pub use telemetry::RedisStats;
-pub use time::{RedisTime, TimeSource};
+pub use time::{AnyTime, RedisTime, TimeSource};

@@ -1,7 +1,8 @@
 //! Where a [`RedisLimiter`](super::RedisLimiter)'s decisions take their time from:
-//! Redis's own `TIME` ([`RedisTime`], the default), or a client [`Clock`].
+//! Redis's own `TIME` ([`RedisTime`], the default), a client [`Clock`], or one of the two
+//! chosen at run time ([`AnyTime`]).
 
-use crate::clock::{Clock, TscClock};
+use crate::clock::{AnyClock, Clock, ManualClock, TscClock};
 use std::fmt;
 
 /// The latest instant a decision uses, in microseconds since the UNIX epoch: 2^52 us, in the
@@ -22,6 +23,7 @@ mod sealed {
     pub trait Sealed {}
     impl<C: crate::clock::Clock> Sealed for C {}
     impl Sealed for super::RedisTime {}
+    impl Sealed for super::AnyTime {}
 }
 
 /// Where a [`RedisLimiter`](super::RedisLimiter) takes time from: [`RedisTime`], or any
@@ -64,6 +66,44 @@ impl TimeSource for RedisTime {
 
     fn local_clock(&self) -> TscClock {
         TscClock::new()
+    }
+}
+
+/// Redis's `TIME` or a [`ManualClock`], chosen at run time: what a limiter takes when whether
+/// its time is real is only known when it is built (a language binding's `clock` option), so
+/// that one limiter type serves both.
+#[derive(Debug, Clone, Default)]
+pub enum AnyTime {
+    /// Decisions on Redis's clock ([`RedisTime`]).
+    #[default]
+    Redis,
+    /// Decisions on a clock moved by hand (client time).
+    Manual(ManualClock),
+}
+
+impl From<Option<ManualClock>> for AnyTime {
+    /// The manual clock when there is one, Redis's clock otherwise.
+    fn from(manual: Option<ManualClock>) -> Self {
+        manual.map_or(AnyTime::Redis, AnyTime::Manual)
+    }
+}
+
+impl TimeSource for AnyTime {
+    type Local = AnyClock;
+
+    #[inline]
+    fn decision_micros(&self) -> Option<u64> {
+        match self {
+            AnyTime::Redis => None,
+            AnyTime::Manual(clock) => Some(unix_micros(clock)),
+        }
+    }
+
+    fn local_clock(&self) -> AnyClock {
+        match self {
+            AnyTime::Redis => AnyClock::Tsc(TscClock::new()),
+            AnyTime::Manual(clock) => AnyClock::Manual(clock.clone()),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! lets a request go.
 
 use crate::clock::NativeClock;
-use crate::keyed::Keyed;
+use crate::keyed::{build_keyed, Keyed};
 use crate::op::from_code;
 use crate::options::{quota, quota_error};
 use crate::out::Out;
@@ -43,7 +43,7 @@ impl NativeGroup {
         let limits = quotas
             .iter()
             .zip(&algorithms)
-            .map(|(q, a)| Keyed::build(q, a, clock, 0))
+            .map(|(q, a)| build_keyed(q, a, clock, 0))
             .collect::<napi::Result<_>>()?;
         Ok(NativeGroup {
             limits,
@@ -66,11 +66,7 @@ impl NativeGroup {
             .map(|q| quota(q))
             .collect::<napi::Result<Vec<_>>>()?;
         for (limit, quota) in self.limits.iter().zip(parsed) {
-            match limit {
-                Keyed::Real(l) => l.set_quota(quota),
-                Keyed::Manual(l) => l.set_quota(quota),
-            }
-            .map_err(quota_error)?;
+            limit.set_quota(quota).map_err(quota_error)?;
         }
         Ok(())
     }
@@ -82,10 +78,7 @@ impl NativeGroup {
         self.limits
             .iter()
             .map(|limit| {
-                let quota = match limit {
-                    Keyed::Real(l) => l.quota(),
-                    Keyed::Manual(l) => l.quota(),
-                };
+                let quota = limit.quota();
                 f64::from(quota.limit()) / quota.period().as_secs_f64()
             })
             .collect()
@@ -112,7 +105,7 @@ impl NativeGroup {
             .limits
             .iter()
             .zip(&keys)
-            .map(|(limit, key)| Member::new(backend(limit), key.as_str()))
+            .map(|(limit, key)| Member::new(limit as &dyn Backend<str>, key.as_str()))
             .collect();
         match now(all_of(&members, cost, from_code(op)))? {
             Ok(d) => Ok(self.out.write(&d)),
@@ -122,14 +115,6 @@ impl NativeGroup {
             }
             Err(e) => Err(Error::new(Status::GenericFailure, e.to_string())),
         }
-    }
-}
-
-/// The limit as the protocol's seam sees it.
-fn backend(limit: &Keyed<String>) -> &dyn Backend<str> {
-    match limit {
-        Keyed::Real(l) => l,
-        Keyed::Manual(l) => l,
     }
 }
 

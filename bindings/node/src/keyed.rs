@@ -4,44 +4,33 @@
 use crate::clock::NativeClock;
 use crate::handle::{self, Tagged};
 use crate::key::{with_key, with_wtf8, Key};
-use crate::op::{CHECK, PEEK};
+use crate::op::{from_code, CHECK};
 use crate::options::{algorithm, quota, quota_error};
 use crate::out::{millis, retry_millis, Out};
 use crate::raw;
 use napi::bindgen_prelude::{Float64Array, Unknown};
 use napi::{sys, Env};
 use napi_derive::napi;
-use sluicegate::clock::{Clock, ManualClock, TscClock};
+use sluicegate::clock::{AnyClock, Clock};
 use sluicegate::dynamic::{AnyKeyedBuilder, AnyKeyedLimiter};
-use sluicegate::{CapacityError, Decision};
+use sluicegate::Decision;
 
-/// The engine's keyed limiter on either clock, keyed by `K`: a JavaScript string's UTF-16
-/// code units as WTF-8 bytes for `KeyedLimiter` ([`Key`]), a `String` for `throttle`'s
-/// groups.
-pub(crate) enum Keyed<K = Key> {
-    Real(AnyKeyedLimiter<K, TscClock>),
-    Manual(AnyKeyedLimiter<K, ManualClock>),
-}
+/// The engine's keyed limiter on the real clock or a [`NativeClock`], keyed by `K`: a
+/// JavaScript string's UTF-16 code units as WTF-8 bytes for `KeyedLimiter` ([`Key`]), a
+/// `String` for `throttle`'s groups.
+pub(crate) type Keyed<K = Key> = AnyKeyedLimiter<K, AnyClock>;
 
-impl<K: std::hash::Hash + Eq + Clone + Send + Sync> Keyed<K> {
-    /// A keyed limiter for the options, holding at most `max_keys` keys when not 0.
-    pub(crate) fn build(
-        quota_text: &str,
-        algorithm_name: &str,
-        clock: Option<&NativeClock>,
-        max_keys: u32,
-    ) -> napi::Result<Keyed<K>> {
-        let (quota, kind) = (quota(quota_text)?, algorithm(algorithm_name)?);
-        let builder = AnyKeyedLimiter::<K, TscClock>::builder(quota, kind);
-        Ok(match clock {
-            None => Keyed::Real(bounded(builder, max_keys).build().map_err(quota_error)?),
-            Some(c) => Keyed::Manual(
-                bounded(builder.clock(c.clock.clone()), max_keys)
-                    .build()
-                    .map_err(quota_error)?,
-            ),
-        })
-    }
+/// A keyed limiter for the options, holding at most `max_keys` keys when not 0.
+pub(crate) fn build_keyed<K: std::hash::Hash + Eq + Clone + Send + Sync>(
+    quota_text: &str,
+    algorithm_name: &str,
+    clock: Option<&NativeClock>,
+    max_keys: u32,
+) -> napi::Result<Keyed<K>> {
+    let (quota, kind) = (quota(quota_text)?, algorithm(algorithm_name)?);
+    let clock = AnyClock::from(clock.map(|c| c.clock.clone()));
+    let builder = AnyKeyedLimiter::<K>::builder(quota, kind).clock(clock);
+    bounded(builder, max_keys).build().map_err(quota_error)
 }
 
 /// `builder` holding at most `max_keys` keys, or its default bound for 0.
@@ -78,7 +67,7 @@ pub fn new_keyed<'env>(
     out: Float64Array,
 ) -> napi::Result<Unknown<'env>> {
     let state = KeyedState {
-        limiter: Keyed::build(&quota_text, &algorithm_name, clock, max_keys)?,
+        limiter: build_keyed(&quota_text, &algorithm_name, clock, max_keys)?,
         out: Out::new(out)?,
     };
     handle::create(env, state)
@@ -107,9 +96,8 @@ unsafe fn keyed_op(
     let Some(state) = handle::get::<KeyedState>(env, handle) else {
         return Err(raw::throw_type_error(env, c"not a KeyedLimiter handle"));
     };
-    let result = with_key(env, key, |key| match &state.limiter {
-        Keyed::Real(l) => decide(l, key, op, cost),
-        Keyed::Manual(l) => decide(l, key, op, cost),
+    let result = with_key(env, key, |key| {
+        with_wtf8(key, |key| state.limiter.decide_op(key, cost, from_code(op)))
     });
     match result {
         Some(Ok(d)) => Ok((state, d)),
@@ -155,10 +143,7 @@ pub(crate) unsafe extern "C" fn keyed_reset(
         return raw::throw_type_error(env, c"not a KeyedLimiter handle");
     };
     let held = with_key(env, key, |units| {
-        with_wtf8(units, |key| match &state.limiter {
-            Keyed::Real(l) => l.reset(key),
-            Keyed::Manual(l) => l.reset(key),
-        })
+        with_wtf8(units, |key| state.limiter.reset(key))
     });
     match held {
         Some(held) => raw::boolean(env, held),
@@ -213,11 +198,7 @@ pub(crate) unsafe extern "C" fn keyed_size(
     let Some(state) = handle::get::<KeyedState>(env, handle) else {
         return raw::throw_type_error(env, c"not a KeyedLimiter handle");
     };
-    let len = match &state.limiter {
-        Keyed::Real(l) => l.len(),
-        Keyed::Manual(l) => l.len(),
-    };
-    raw::number(env, len as f64)
+    raw::number(env, state.limiter.len() as f64)
 }
 
 /// `keyedMaxCost(handle)`: the largest cost one check can be allowed.
@@ -229,23 +210,5 @@ pub(crate) unsafe extern "C" fn keyed_max_cost(
     let Some(state) = handle::get::<KeyedState>(env, handle) else {
         return raw::throw_type_error(env, c"not a KeyedLimiter handle");
     };
-    let max = match &state.limiter {
-        Keyed::Real(l) => l.max_cost(),
-        Keyed::Manual(l) => l.max_cost(),
-    };
-    raw::number(env, f64::from(max))
-}
-
-#[inline(always)]
-fn decide<C: Clock>(
-    limiter: &AnyKeyedLimiter<Key, C>,
-    key: &[u16],
-    op: u32,
-    cost: u32,
-) -> Result<Decision, CapacityError> {
-    with_wtf8(key, |key| match op {
-        CHECK => limiter.check_n(key, cost),
-        PEEK => limiter.peek_n(key, cost),
-        _ => Ok(limiter.hit(key, cost)),
-    })
+    raw::number(env, f64::from(state.limiter.max_cost()))
 }

@@ -3,26 +3,20 @@
 
 use crate::clock::NativeClock;
 use crate::handle::{self, Tagged};
-use crate::op::{CHECK, PEEK};
+use crate::op::{from_code, CHECK};
 use crate::options::{algorithm, quota, quota_error};
 use crate::out::Out;
 use crate::raw;
 use napi::bindgen_prelude::{Float64Array, Unknown};
 use napi::{sys, Env};
 use napi_derive::napi;
-use sluicegate::clock::{Clock, ManualClock, TscClock};
+use sluicegate::clock::AnyClock;
 use sluicegate::dynamic::AnyLimiter;
-use sluicegate::{CapacityError, Decision};
-
-/// The engine's limiter on either clock: a second `match`, always predicted.
-enum Either {
-    Real(AnyLimiter<TscClock>),
-    Manual(AnyLimiter<ManualClock>),
-}
 
 /// What a limiter handle holds.
 pub(crate) struct LimiterState {
-    limiter: Either,
+    /// On the real clock or a [`NativeClock`].
+    limiter: AnyLimiter<AnyClock>,
     out: Out,
 }
 
@@ -41,12 +35,8 @@ pub fn new_limiter<'env>(
     out: Float64Array,
 ) -> napi::Result<Unknown<'env>> {
     let (quota, kind) = (quota(&quota_text)?, algorithm(&algorithm_name)?);
-    let limiter = match clock {
-        None => Either::Real(AnyLimiter::new(quota, kind).map_err(quota_error)?),
-        Some(c) => Either::Manual(
-            AnyLimiter::with_clock(quota, kind, c.clock.clone()).map_err(quota_error)?,
-        ),
-    };
+    let clock = AnyClock::from(clock.map(|c| c.clock.clone()));
+    let limiter = AnyLimiter::with_clock(quota, kind, clock).map_err(quota_error)?;
     handle::create(
         env,
         LimiterState {
@@ -87,11 +77,7 @@ unsafe fn limiter_op(
     let Some(state) = handle::get::<LimiterState>(env, handle) else {
         return raw::throw_type_error(env, c"not a Limiter handle");
     };
-    let result = match &state.limiter {
-        Either::Real(l) => decide(l, op, cost),
-        Either::Manual(l) => decide(l, op, cost),
-    };
-    match result {
+    match state.limiter.decide_op(cost, from_code(op)) {
         Ok(d) => raw::boolean(env, state.out.write(&d)),
         Err(e) => raw::throw_range_error(env, crate::errors::CAPACITY, &e),
     }
@@ -106,22 +92,5 @@ pub(crate) unsafe extern "C" fn limiter_max_cost(
     let Some(state) = handle::get::<LimiterState>(env, handle) else {
         return raw::throw_type_error(env, c"not a Limiter handle");
     };
-    let max = match &state.limiter {
-        Either::Real(l) => l.max_cost(),
-        Either::Manual(l) => l.max_cost(),
-    };
-    raw::number(env, f64::from(max))
-}
-
-#[inline(always)]
-fn decide<C: Clock>(
-    limiter: &AnyLimiter<C>,
-    op: u32,
-    cost: u32,
-) -> Result<Decision, CapacityError> {
-    match op {
-        CHECK => limiter.check_n(cost),
-        PEEK => limiter.peek_n(cost),
-        _ => Ok(limiter.hit(cost)),
-    }
+    raw::number(env, f64::from(state.limiter.max_cost()))
 }

@@ -7,54 +7,21 @@
 //! that can never fit, an `Error` with a `code` otherwise).
 
 use crate::clock::NativeClock;
-use crate::op::{from_code, CHECK, PEEK};
+use crate::op::from_code;
 use crate::options::{algorithm, quota};
 use crate::out::millis;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Error, Status};
 use napi_derive::napi;
-use sluicegate::backend::{all_of, Backend, BackendError, BackendErrorKind, Member};
+use sluicegate::backend::{all_of, Backend, BackendError, Member};
 use sluicegate::clock::ManualClock;
-use sluicegate::redis::{AnyRedisLimiter, RedisError, RedisTime};
+use sluicegate::redis::{AnyRedisLimiter, AnyTime, RedisError};
 use sluicegate::Decision;
 use std::sync::Mutex;
 use std::time::Duration;
 
 /// A Redis limiter on Redis's clock, or on a [`NativeClock`] (client time, for tests).
-#[derive(Clone)]
-enum Either {
-    Real(AnyRedisLimiter<RedisTime>),
-    Manual(AnyRedisLimiter<ManualClock>),
-}
-
-impl Either {
-    async fn decide(&self, key: &str, op: u32, cost: u32) -> Result<Decision, RedisError> {
-        match self {
-            Either::Real(l) => decide(l, key, op, cost).await,
-            Either::Manual(l) => decide(l, key, op, cost).await,
-        }
-    }
-
-    fn backend(&self) -> &dyn Backend<str> {
-        match self {
-            Either::Real(l) => l,
-            Either::Manual(l) => l,
-        }
-    }
-}
-
-async fn decide<C: sluicegate::redis::TimeSource>(
-    limiter: &AnyRedisLimiter<C>,
-    key: &str,
-    op: u32,
-    cost: u32,
-) -> Result<Decision, RedisError> {
-    match op {
-        CHECK => limiter.check_n(key, cost).await,
-        PEEK => limiter.peek_n(key, cost).await,
-        _ => limiter.hit(key, cost).await,
-    }
-}
+type RedisLimit = AnyRedisLimiter<AnyTime>;
 
 /// How to reach Redis, as the JavaScript options give it.
 #[napi(object)]
@@ -124,20 +91,7 @@ impl RedisAnswer {
     pub(crate) fn from_backend(result: Result<Decision, BackendError>) -> Self {
         match result {
             Ok(d) => Self::decision(&d),
-            Err(e) => {
-                // The Redis error's own label when there is one; the seam's kind otherwise.
-                let label = e
-                    .inner()
-                    .downcast_ref::<RedisError>()
-                    .map(RedisError::label)
-                    .unwrap_or(match e.kind() {
-                        BackendErrorKind::Capacity => "capacity",
-                        BackendErrorKind::Timeout => "timeout",
-                        BackendErrorKind::Unavailable => "unavailable",
-                        _ => "rejected",
-                    });
-                Self::failure(label, e.to_string())
-            }
+            Err(e) => Self::failure(e.label(), e.to_string()),
         }
     }
 }
@@ -155,7 +109,7 @@ fn duration(ms: f64, what: &str) -> napi::Result<Duration> {
 }
 
 /// Connects one limiter as `options` say.
-async fn connect(options: RedisOptions, clock: Option<ManualClock>) -> napi::Result<Either> {
+async fn connect(options: RedisOptions, clock: Option<ManualClock>) -> napi::Result<RedisLimit> {
     let quota = quota(&options.quota)?;
     let kind = algorithm(&options.algorithm)?;
     let builder = AnyRedisLimiter::builder(quota, kind, &options.url)
@@ -163,10 +117,7 @@ async fn connect(options: RedisOptions, clock: Option<ManualClock>) -> napi::Res
         .cluster(options.cluster)
         .timeout(duration(options.timeout, "timeout")?)
         .connect_timeout(duration(options.connect_timeout, "connectTimeout")?);
-    let limiter = match clock {
-        None => builder.connect().await.map(Either::Real),
-        Some(clock) => builder.clock(clock).connect().await.map(Either::Manual),
-    };
+    let limiter = builder.clock(AnyTime::from(clock)).connect().await;
     limiter.map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
 }
 
@@ -174,11 +125,11 @@ async fn connect(options: RedisOptions, clock: Option<ManualClock>) -> napi::Res
 #[napi]
 pub struct NativeRedis {
     /// `None` once closed.
-    limiter: Mutex<Option<Either>>,
+    limiter: Mutex<Option<RedisLimit>>,
 }
 
 impl NativeRedis {
-    fn limiter(&self) -> Option<Either> {
+    fn limiter(&self) -> Option<RedisLimit> {
         self.limiter.lock().map(|l| l.clone()).unwrap_or(None)
     }
 }
@@ -215,7 +166,7 @@ impl NativeRedis {
         env.spawn_future(async move {
             Ok(match limiter {
                 None => RedisAnswer::failure("closed", "the RedisLimiter is closed".into()),
-                Some(l) => RedisAnswer::from_redis(l.decide(&key, op, cost).await),
+                Some(l) => RedisAnswer::from_redis(l.decide_op(&key, cost, from_code(op)).await),
             })
         })
     }
@@ -227,9 +178,7 @@ impl NativeRedis {
         env.spawn_future(async move {
             match limiter {
                 None => Err(napi::Error::from_reason("the RedisLimiter is closed")),
-                Some(l) => l
-                    .backend()
-                    .reset(&key)
+                Some(l) => Backend::reset(&l, &key)
                     .await
                     .map_err(|e| napi::Error::from_reason(e.to_string())),
             }
@@ -239,17 +188,13 @@ impl NativeRedis {
     /// The largest cost one check can be allowed.
     #[napi(getter)]
     pub fn max_cost(&self) -> u32 {
-        self.limiter().map_or(0, |l| l.backend().max_cost())
+        self.limiter().map_or(0, |l| l.max_cost())
     }
 
     /// Whether Redis is answering, as the limiter's health check last saw.
     #[napi(getter)]
     pub fn available(&self) -> bool {
-        match self.limiter() {
-            Some(Either::Real(l)) => l.is_available(),
-            Some(Either::Manual(l)) => l.is_available(),
-            None => false,
-        }
+        self.limiter().is_some_and(|l| l.is_available())
     }
 
     /// Lets go of the connection: later calls answer "closed".
@@ -264,7 +209,7 @@ impl NativeRedis {
 /// Several limits on Redis, decided together.
 #[napi]
 pub struct NativeRedisGroup {
-    limits: Mutex<Option<Vec<Either>>>,
+    limits: Mutex<Option<Vec<RedisLimit>>>,
 }
 
 /// Connects one limiter per entry of `limits`; see [`NativeRedisGroup::decide`].
@@ -318,7 +263,7 @@ impl NativeRedisGroup {
             let members: Vec<Member<'_, str>> = limits
                 .iter()
                 .zip(&keys)
-                .map(|(limit, key)| Member::new(limit.backend(), key.as_str()))
+                .map(|(limit, key)| Member::new(limit as &dyn Backend<str>, key.as_str()))
                 .collect();
             Ok(RedisAnswer::from_backend(
                 all_of(&members, cost, from_code(op)).await,

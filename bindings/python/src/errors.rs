@@ -53,15 +53,10 @@ pub(crate) fn redis(error: sluicegate::redis::RedisError) -> PyErr {
 }
 
 /// A backend's error outside a decision (a reset on Redis that failed):
-/// `sluicegate.RedisError`, `kind` `timeout`, `unavailable` or `script`.
+/// `sluicegate.RedisError`, `kind` the library's label (`timeout`, `unavailable`, `script`...).
 #[cold]
 pub(crate) fn backend(error: sluicegate::backend::BackendError) -> PyErr {
-    use sluicegate::backend::BackendErrorKind as K;
-    let kind = match error.kind() {
-        K::Timeout => "timeout",
-        K::Unavailable => "unavailable",
-        _ => "script",
-    };
+    let kind = error.label();
     Python::attach(|py| {
         let raised = RedisError::new_err(error.to_string());
         let _ = raised.value(py).setattr("kind", kind);

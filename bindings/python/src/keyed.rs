@@ -5,31 +5,16 @@ use crate::decision::Decision;
 use crate::errors;
 use crate::gil;
 use pyo3::prelude::*;
-use sluicegate::clock::{self, TscClock};
+use sluicegate::clock::AnyClock;
 use sluicegate::dynamic::AnyKeyedLimiter;
-
-/// The engine's keyed limiter on the clock it reads: the TSC, or a `ManualClock` in tests.
-enum Inner {
-    Tsc(AnyKeyedLimiter<String, TscClock>),
-    Manual(AnyKeyedLimiter<String, clock::ManualClock>),
-}
-
-/// Runs `$body` with `$limiter` bound to whichever limiter `$inner` holds.
-macro_rules! on_clock {
-    ($inner:expr, $limiter:ident => $body:expr) => {
-        match $inner {
-            Inner::Tsc($limiter) => $body,
-            Inner::Manual($limiter) => $body,
-        }
-    };
-}
 
 /// A limit per key (user, IP, API token): `KeyedLimiter("100/minute burst 20")`.
 ///
 /// Keys are `str`. Lookups are lock-free; idle keys are dropped by themselves, and
 /// `max_keys` bounds the table (a new key beyond it is denied with `table_full`).
 #[pyclass(frozen, subclass, module = "sluicegate", name = "KeyedLimiter")]
-pub(crate) struct KeyedLimiter(Inner);
+/// The engine's keyed limiter on the clock it reads: the TSC, or a `ManualClock` in tests.
+pub(crate) struct KeyedLimiter(AnyKeyedLimiter<String, AnyClock>);
 
 #[pymethods]
 impl KeyedLimiter {
@@ -48,16 +33,13 @@ impl KeyedLimiter {
         let algorithm = algorithm.map_or(Ok(Default::default()), args::algorithm)?;
         let max_keys = args::max_keys(max_keys)?;
         let clock = args::clock(clock)?;
-        let builder = AnyKeyedLimiter::<String, TscClock>::builder(quota, algorithm);
+        let builder =
+            AnyKeyedLimiter::<String>::builder(quota, algorithm).clock(AnyClock::from(clock));
         let builder = match max_keys {
             Some(keys) => builder.max_keys(keys),
             None => builder,
         };
-        let inner = match clock {
-            None => builder.build().map(Inner::Tsc),
-            Some(clock) => builder.clock(clock).build().map(Inner::Manual),
-        };
-        inner.map(KeyedLimiter).map_err(errors::quota)
+        builder.build().map(KeyedLimiter).map_err(errors::quota)
     }
 
     /// Decides one request of `cost` for `key`, consuming it when allowed.
@@ -65,8 +47,8 @@ impl KeyedLimiter {
     fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Decision> {
         let key = args::key(key)?;
         let decision = gil::around(py, || match cost.0 {
-            1 => Ok(on_clock!(&self.0, limiter => limiter.check(key))),
-            n => on_clock!(&self.0, limiter => limiter.check_n(key, n)),
+            1 => Ok(self.0.check(key)),
+            n => self.0.check_n(key, n),
         });
         decision.map(Decision::from).map_err(errors::capacity)
     }
@@ -75,10 +57,7 @@ impl KeyedLimiter {
     #[pyo3(signature = (key, cost = Cost(1)), text_signature = "($self, key, cost=1)")]
     fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Decision> {
         let key = args::key(key)?;
-        let decision = gil::around(
-            py,
-            || on_clock!(&self.0, limiter => limiter.peek_n(key, cost.0)),
-        );
+        let decision = gil::around(py, || self.0.peek_n(key, cost.0));
         decision.map(Decision::from).map_err(errors::capacity)
     }
 
@@ -87,7 +66,7 @@ impl KeyedLimiter {
     #[pyo3(signature = (key, n = Cost(1)), text_signature = "($self, key, n=1)")]
     fn hit(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: Cost) -> PyResult<Decision> {
         let key = args::key(key)?;
-        Ok(gil::around(py, || on_clock!(&self.0, limiter => limiter.hit(key, n.0))).into())
+        Ok(gil::around(py, || self.0.hit(key, n.0)).into())
     }
 
     /// Forgets `key`: its next request is decided as a new key's (a sign-in limit reset
@@ -96,30 +75,30 @@ impl KeyedLimiter {
     #[pyo3(text_signature = "($self, key)")]
     fn reset(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = args::key(key)?;
-        Ok(on_clock!(&self.0, limiter => limiter.reset(key)))
+        Ok(self.0.reset(key))
     }
 
     /// The keys currently held (idle keys are dropped by themselves).
     fn __len__(&self) -> usize {
-        on_clock!(&self.0, limiter => limiter.len())
+        self.0.len()
     }
 
     /// The algorithm's name, e.g. `"sliding-window"`.
     #[getter]
     fn algorithm(&self) -> &'static str {
-        on_clock!(&self.0, limiter => limiter.algorithm().name())
+        self.0.algorithm().name()
     }
 
     /// The quota, written as a quota string.
     #[getter]
     fn quota(&self) -> String {
-        on_clock!(&self.0, limiter => limiter.quota().to_string())
+        self.0.quota().to_string()
     }
 
     /// The largest cost one check can ever be allowed.
     #[getter]
     fn max_cost(&self) -> u32 {
-        on_clock!(&self.0, limiter => limiter.max_cost())
+        self.0.max_cost()
     }
 
     fn __repr__(&self) -> String {

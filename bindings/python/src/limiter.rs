@@ -5,28 +5,13 @@ use crate::decision::Decision;
 use crate::errors;
 use crate::gil;
 use pyo3::prelude::*;
-use sluicegate::clock::{self, TscClock};
+use sluicegate::clock::AnyClock;
 use sluicegate::dynamic::AnyLimiter;
-
-/// The engine's limiter on the clock it reads: the TSC, or a `ManualClock` in tests.
-enum Inner {
-    Tsc(AnyLimiter<TscClock>),
-    Manual(AnyLimiter<clock::ManualClock>),
-}
-
-/// Runs `$body` with `$limiter` bound to whichever limiter `$inner` holds.
-macro_rules! on_clock {
-    ($inner:expr, $limiter:ident => $body:expr) => {
-        match $inner {
-            Inner::Tsc($limiter) => $body,
-            Inner::Manual($limiter) => $body,
-        }
-    };
-}
 
 /// One limit for everything (a global limit): `Limiter("1000/second")`.
 #[pyclass(frozen, subclass, module = "sluicegate", name = "Limiter")]
-pub(crate) struct Limiter(Inner);
+/// The engine's limiter on the clock it reads: the TSC, or a `ManualClock` in tests.
+pub(crate) struct Limiter(AnyLimiter<AnyClock>);
 
 #[pymethods]
 impl Limiter {
@@ -42,19 +27,18 @@ impl Limiter {
     ) -> PyResult<Self> {
         let quota = args::quota(quota)?;
         let algorithm = algorithm.map_or(Ok(Default::default()), args::algorithm)?;
-        let inner = match args::clock(clock)? {
-            None => AnyLimiter::new(quota, algorithm).map(Inner::Tsc),
-            Some(clock) => AnyLimiter::with_clock(quota, algorithm, clock).map(Inner::Manual),
-        };
-        inner.map(Limiter).map_err(errors::quota)
+        let clock = AnyClock::from(args::clock(clock)?);
+        AnyLimiter::with_clock(quota, algorithm, clock)
+            .map(Limiter)
+            .map_err(errors::quota)
     }
 
     /// Decides one request of `cost`, consuming it when allowed.
     #[pyo3(signature = (cost = Cost(1)), text_signature = "($self, cost=1)")]
     fn check(&self, py: Python<'_>, cost: Cost) -> PyResult<Decision> {
         let decision = gil::around(py, || match cost.0 {
-            1 => Ok(on_clock!(&self.0, limiter => limiter.check())),
-            n => on_clock!(&self.0, limiter => limiter.check_n(n)),
+            1 => Ok(self.0.check()),
+            n => self.0.check_n(n),
         });
         decision.map(Decision::from).map_err(errors::capacity)
     }
@@ -62,7 +46,7 @@ impl Limiter {
     /// The decision `check(cost)` would return now, consuming nothing.
     #[pyo3(signature = (cost = Cost(1)), text_signature = "($self, cost=1)")]
     fn peek(&self, py: Python<'_>, cost: Cost) -> PyResult<Decision> {
-        let decision = gil::around(py, || on_clock!(&self.0, limiter => limiter.peek_n(cost.0)));
+        let decision = gil::around(py, || self.0.peek_n(cost.0));
         decision.map(Decision::from).map_err(errors::capacity)
     }
 
@@ -70,25 +54,25 @@ impl Limiter {
     /// limit.
     #[pyo3(signature = (n = Cost(1)), text_signature = "($self, n=1)")]
     fn hit(&self, py: Python<'_>, n: Cost) -> Decision {
-        gil::around(py, || on_clock!(&self.0, limiter => limiter.hit(n.0))).into()
+        gil::around(py, || self.0.hit(n.0)).into()
     }
 
     /// The algorithm's name, e.g. `"gcra"`.
     #[getter]
     fn algorithm(&self) -> &'static str {
-        on_clock!(&self.0, limiter => limiter.algorithm().name())
+        self.0.algorithm().name()
     }
 
     /// The quota, written as a quota string.
     #[getter]
     fn quota(&self) -> String {
-        on_clock!(&self.0, limiter => limiter.quota().to_string())
+        self.0.quota().to_string()
     }
 
     /// The largest cost one check can ever be allowed.
     #[getter]
     fn max_cost(&self) -> u32 {
-        on_clock!(&self.0, limiter => limiter.max_cost())
+        self.0.max_cost()
     }
 
     fn __repr__(&self) -> String {

@@ -8,8 +8,8 @@ use crate::errors;
 use crate::runtime;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use sluicegate::clock;
-use sluicegate::redis::{AnyRedisLimiter, RedisError, RedisTime};
+use sluicegate::backend::Op;
+use sluicegate::redis::{AnyRedisLimiter, AnyTime, RedisError};
 use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -17,43 +17,17 @@ use std::time::Duration;
 /// The engine's Redis limiter on the time it decides by: Redis's own clock, or a
 /// `ManualClock`'s readings sent with each call (tests). Cloning shares one connection.
 #[derive(Clone)]
-enum Inner {
-    Redis(AnyRedisLimiter<RedisTime>),
-    Manual(AnyRedisLimiter<clock::ManualClock>),
-}
-
-/// Runs `$body` with `$limiter` bound to whichever limiter `$inner` holds.
-macro_rules! on_clock {
-    ($inner:expr, $limiter:ident => $body:expr) => {
-        match $inner {
-            Inner::Redis($limiter) => $body,
-            Inner::Manual($limiter) => $body,
-        }
-    };
-}
-
-/// What a call asks of Redis.
-#[derive(Clone, Copy)]
-enum Op {
-    Check,
-    Peek,
-    Hit,
-}
+struct Inner(AnyRedisLimiter<AnyTime>);
 
 impl Inner {
     /// One decision: one round trip (or the deny cache), bounded by the limiter's timeout.
     async fn decide(self, key: String, cost: u32, op: Op) -> Result<Decision, RedisError> {
-        let decision = on_clock!(&self, limiter => match op {
-            Op::Check => limiter.check_n(&key, cost).await,
-            Op::Peek => limiter.peek_n(&key, cost).await,
-            Op::Hit => limiter.hit(&key, cost).await,
-        });
-        decision.map(Decision::from)
+        self.0.decide_op(&key, cost, op).await.map(Decision::from)
     }
 
     /// Forgets `key` (one `DEL`, bounded by the limiter's timeout).
     async fn reset(self, key: String) -> Result<bool, RedisError> {
-        on_clock!(&self, limiter => limiter.reset(&key).await)
+        self.0.reset(&key).await
     }
 }
 
@@ -112,21 +86,15 @@ impl RedisLimiter {
             .cluster(cluster)
             .timeout(timeout)
             .lazy(lazy);
-        let inner = py.detach(|| {
-            runtime.block_on(async {
-                match clock {
-                    None => builder.connect().await.map(Inner::Redis),
-                    Some(clock) => builder.clock(clock).connect().await.map(Inner::Manual),
-                }
-            })
-        });
-        let inner = inner.map_err(errors::redis)?;
+        let builder = builder.clock(AnyTime::from(clock));
+        let limiter = py.detach(|| runtime.block_on(builder.connect()));
+        let limiter = limiter.map_err(errors::redis)?;
         Ok(RedisLimiter {
-            algorithm: on_clock!(&inner, limiter => limiter.algorithm().name()),
-            quota: on_clock!(&inner, limiter => limiter.quota().to_string()),
-            prefix: on_clock!(&inner, limiter => limiter.prefix().to_owned()),
-            max_cost: on_clock!(&inner, limiter => limiter.max_cost()),
-            inner: Mutex::new(Some(inner)),
+            algorithm: limiter.algorithm().name(),
+            quota: limiter.quota().to_string(),
+            prefix: limiter.prefix().to_owned(),
+            max_cost: limiter.max_cost(),
+            inner: Mutex::new(Some(Inner(limiter))),
         })
     }
 
@@ -223,7 +191,7 @@ impl RedisLimiter {
     fn available(&self) -> bool {
         self.lock()
             .as_ref()
-            .is_some_and(|inner| on_clock!(inner, limiter => limiter.is_available()))
+            .is_some_and(|inner| inner.0.is_available())
     }
 
     /// The algorithm's name, e.g. `"gcra"`.
