@@ -257,6 +257,12 @@ export interface RateLimitOptions {
   maxKeys?: number;
   /** Requests for which it is true pass uncounted and without headers. */
   skip?: (req: any, res: any) => boolean | Promise<boolean>;
+  /** express-rate-limit's: a request whose response failed (`requestWasSuccessful` false, or the client left before it ended) is given back after it; default false. */
+  skipFailedRequests?: boolean;
+  /** express-rate-limit's: a request whose response succeeded is given back after it; default false. */
+  skipSuccessfulRequests?: boolean;
+  /** Whether a finished response succeeded, for the two options above; default `res.statusCode < 400`. */
+  requestWasSuccessful?: (req: any, res: any) => boolean | Promise<boolean>;
   /** Answers a 429 instead of the default (after the rate-limit headers are set). */
   handler?: (req: any, res: any, next: (error?: unknown) => void, options: RateLimitOptions & { statusCode: number; message: unknown; requestPropertyName: string }) => unknown;
   /** A 429's body instead of the library's sentence: a string (text/plain), an object (JSON), or a function of (req, res) returning one. */

@@ -53,6 +53,21 @@ pub async fn all_of_each<Q: ?Sized + Sync>(
     Ok(allowed)
 }
 
+/// [`all_of_each`] of a consuming check (`Op::Check`) that, when it admits, also keeps each
+/// member's receipt in `kept`, in order: what giving the whole request back later takes
+/// ([`Backend::undo`](super::Backend::undo) on each member).
+pub(crate) async fn reserve_each<Q: ?Sized + Sync>(
+    members: &[Member<'_, Q>],
+    decisions: &mut Vec<Decision>,
+    kept: &mut Receipts,
+) -> Result<bool, BackendError> {
+    decisions.clear();
+    let mut found = Found::new();
+    let allowed = reserve(members, member_part, 1, &mut found, kept).await?;
+    decisions.extend(found);
+    Ok(allowed)
+}
+
 /// A member as the protocol sees it.
 fn member_part<'a, Q: ?Sized + Sync>(member: &'a Member<'_, Q>) -> &'a dyn Part {
     member
@@ -84,6 +99,9 @@ pub(crate) fn summarize<T>(
     summary.decision(allowed)
 }
 
+/// Each admitting part's receipt, in order: what undoing a whole request later takes.
+pub(crate) type Receipts = SmallVec<[Receipt; 4]>;
+
 /// The protocol: each part's decision into `found`, and whether all allow.
 pub(crate) async fn decide<T>(
     parts: &[T],
@@ -91,6 +109,33 @@ pub(crate) async fn decide<T>(
     cost: u32,
     op: Op,
     found: &mut Found,
+) -> Result<bool, BackendError> {
+    run(parts, view, cost, op, found, None).await
+}
+
+/// [`decide`] of a consuming check that, when it admits, keeps in `kept` every part's
+/// receipt, in order, so that the request can be given back later ([`Part::undo`]). The
+/// joint step is left out (a group's script answers no receipts): the parts are peeked, then
+/// reserved one by one. Nothing is kept on a denial or an error (nothing stays consumed).
+pub(crate) async fn reserve<T>(
+    parts: &[T],
+    view: impl Fn(&T) -> &dyn Part,
+    cost: u32,
+    found: &mut Found,
+    kept: &mut Receipts,
+) -> Result<bool, BackendError> {
+    kept.clear();
+    run(parts, view, cost, Op::Check, found, Some(kept)).await
+}
+
+/// The protocol's steps, keeping the receipts when `keep` is given (only under `Op::Check`).
+async fn run<T>(
+    parts: &[T],
+    view: impl Fn(&T) -> &dyn Part,
+    cost: u32,
+    op: Op,
+    found: &mut Found,
+    keep: Option<&mut Receipts>,
 ) -> Result<bool, BackendError> {
     let failed = |member: usize| move |error: BackendError| error.of_member(member);
     found.clear();
@@ -102,16 +147,29 @@ pub(crate) async fn decide<T>(
     }
     if let [only] = parts {
         let only = view(only);
-        let decision = only.decide(only.cost(cost), op).await.map_err(failed(0))?;
-        found.push(decision);
-        return Ok(decision.is_allowed());
-    }
-    if let Some(group) = decide_jointly(parts, &view, cost, op).await {
-        let decisions = group.map_err(failed(0))?;
-        found.extend(decisions);
-        let allowed = found.iter().all(Decision::is_allowed);
+        let Some(kept) = keep else {
+            let decision = only.decide(only.cost(cost), op).await.map_err(failed(0))?;
+            found.push(decision);
+            return Ok(decision.is_allowed());
+        };
+        let reserved = only.reserve(only.cost(cost)).await.map_err(failed(0))?;
+        let allowed = reserved.decision.is_allowed();
+        found.push(reserved.decision);
+        if allowed {
+            kept.push(reserved.receipt);
+        }
+        // A reservation is not counted by its backend, as a check is.
         count(parts, &view, op, allowed);
         return Ok(allowed);
+    }
+    if keep.is_none() {
+        if let Some(group) = decide_jointly(parts, &view, cost, op).await {
+            let decisions = group.map_err(failed(0))?;
+            found.extend(decisions);
+            let allowed = found.iter().all(Decision::is_allowed);
+            count(parts, &view, op, allowed);
+            return Ok(allowed);
+        }
     }
     let probe = if op == Op::Hit { Op::Hit } else { Op::Peek };
     for (i, part) in parts.iter().map(&view).enumerate() {
@@ -123,7 +181,7 @@ pub(crate) async fn decide<T>(
         count(parts, &view, op, allowed);
         return Ok(allowed);
     }
-    let mut receipts: SmallVec<[Receipt; 4]> = SmallVec::new();
+    let mut receipts = Receipts::new();
     for (i, part) in parts.iter().map(&view).enumerate() {
         let reserved = match part.reserve(part.cost(cost)).await {
             Ok(reserved) => reserved,
@@ -141,6 +199,9 @@ pub(crate) async fn decide<T>(
         receipts.push(reserved.receipt);
     }
     count(parts, &view, op, true);
+    if let Some(kept) = keep {
+        *kept = receipts;
+    }
     Ok(true)
 }
 
@@ -174,7 +235,7 @@ fn count<T>(parts: &[T], view: &impl Fn(&T) -> &dyn Part, op: Op, allowed: bool)
 }
 
 /// Undoes `receipts` (the first parts' reservations), latest first.
-async fn undo<T>(parts: &[T], view: &impl Fn(&T) -> &dyn Part, receipts: SmallVec<[Receipt; 4]>) {
+async fn undo<T>(parts: &[T], view: &impl Fn(&T) -> &dyn Part, receipts: Receipts) {
     for (part, receipt) in parts.iter().map(view).zip(receipts).rev() {
         // A failed undo leaves the units consumed: the documented direction of error.
         let _ = part.undo(receipt).await;

@@ -62,7 +62,7 @@ pub use joint::{Joint, JointStore};
 pub use part::{Member, Part};
 pub use receipt::{Receipt, Reservation};
 
-pub(crate) use all_of::{decide as decide_parts, summarize, Found};
+pub(crate) use all_of::{decide as decide_parts, reserve_each, summarize, Found, Receipts};
 
 use crate::clock::Clock;
 use crate::keyed::KeyedLimiter;

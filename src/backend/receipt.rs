@@ -35,6 +35,11 @@ impl Receipt {
         Receipt(Held::Boxed(Box::new(data)))
     }
 
+    /// True for a receipt that undoes nothing.
+    pub(crate) fn is_none(&self) -> bool {
+        matches!(self.0, Held::Nothing)
+    }
+
     /// The undo data, if this receipt carries a `T`.
     pub fn downcast<T: Any>(self) -> Option<T> {
         match self.0 {

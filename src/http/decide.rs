@@ -4,7 +4,7 @@ use super::headers::{ceil_secs, Report};
 use super::key::KeyBuf;
 use super::limit::RequestLimit;
 use super::on_backend_error::OnBackendError;
-use crate::backend::{all_of_each, BackendError, Member, Op};
+use crate::backend::{all_of_each, reserve_each, BackendError, Member, Op, Receipt, Receipts};
 use crate::decision::{Decision, Numbers};
 use std::time::Duration;
 
@@ -61,15 +61,45 @@ pub(crate) async fn all(
     costs: &[u32],
     on_error: OnBackendError,
 ) -> Outcome {
+    all_keeping(limits, keys, costs, on_error, None).await
+}
+
+/// [`all`], keeping in `kept`, when the request is admitted, each limit that consumed with
+/// its receipt (what giving the request back takes).
+pub(crate) async fn all_reserving(
+    limits: &[RequestLimit],
+    keys: &[KeyBuf],
+    costs: &[u32],
+    on_error: OnBackendError,
+    kept: &mut Vec<(usize, Receipt)>,
+) -> Outcome {
+    all_keeping(limits, keys, costs, on_error, Some(kept)).await
+}
+
+async fn all_keeping(
+    limits: &[RequestLimit],
+    keys: &[KeyBuf],
+    costs: &[u32],
+    on_error: OnBackendError,
+    mut keep: Option<&mut Vec<(usize, Receipt)>>,
+) -> Outcome {
     let mut active: Vec<usize> = (0..limits.len()).collect();
     let mut decisions = Vec::with_capacity(limits.len());
+    let mut receipts = Receipts::new();
     loop {
         let members: Vec<Member<'_, str>> = active
             .iter()
             .map(|&i| Member::new(&*limits[i].backend, keys[i].as_str()).with_cost(costs[i]))
             .collect();
-        match all_of_each(&members, Op::Check, &mut decisions).await {
+        let decided = match keep {
+            None => all_of_each(&members, Op::Check, &mut decisions).await,
+            Some(_) => reserve_each(&members, &mut decisions, &mut receipts).await,
+        };
+        match decided {
             Ok(allowed) => {
+                if let Some(kept) = keep.as_deref_mut() {
+                    kept.extend(active.iter().copied().zip(receipts.drain(..)));
+                }
                 let decided = active.iter().copied().zip(decisions.iter().copied());
                 return summarize(decided, allowed);
             }

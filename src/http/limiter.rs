@@ -53,7 +53,7 @@ use std::time::Duration;
 /// ```
 #[derive(Clone)]
 pub struct RequestLimiter {
-    settings: Arc<Settings>,
+    pub(crate) settings: Arc<Settings>,
 }
 
 /// A limiter's settings, shared by its clones.
@@ -79,9 +79,9 @@ pub(crate) struct Settings {
 pub(crate) type Skip = Arc<dyn Fn(&Parts) -> bool + Send + Sync>;
 
 /// A request's keys and costs, one per limit.
-struct Extracted {
-    keys: Vec<KeyBuf>,
-    costs: Vec<u32>,
+pub(crate) struct Extracted {
+    pub(crate) keys: Vec<KeyBuf>,
+    pub(crate) costs: Vec<u32>,
 }
 
 impl RequestLimiter {
@@ -171,19 +171,10 @@ impl RequestLimiter {
                 }),
             };
         }
-        let count = settings.limits.len();
-        let mut extracted = Extracted {
-            keys: Vec::with_capacity(count),
-            costs: Vec::with_capacity(count),
+        let extracted = match settings.extract(request) {
+            Ok(extracted) => extracted,
+            Err(refusal) => return Deciding::Now(Verdict::Refuse(refusal)),
         };
-        for i in 0..count {
-            let (key, cost) = match settings.key_and_cost(i, request) {
-                Ok(found) => found,
-                Err(refusal) => return Deciding::Now(Verdict::Refuse(refusal)),
-            };
-            extracted.keys.push(key);
-            extracted.costs.push(cost);
-        }
         if !settings.immediate {
             return self.later(extracted);
         }
@@ -230,11 +221,29 @@ impl RequestLimiter {
 impl Settings {
     /// True when `request` passes uncounted.
     #[inline]
-    fn exempt(&self, request: &Parts) -> bool {
+    pub(crate) fn exempt(&self, request: &Parts) -> bool {
         let preflight = self.exempt_preflight
             && request.method == Method::OPTIONS
             && request.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD);
         preflight || self.skip.as_ref().is_some_and(|skip| skip(request))
+    }
+
+    /// Every limit's key and cost for `request`, or the response refusing it (as
+    /// [`key_and_cost`](Self::key_and_cost)).
+    #[inline]
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn extract(&self, request: &Parts) -> Result<Extracted, Response<Bytes>> {
+        let count = self.limits.len();
+        let mut extracted = Extracted {
+            keys: Vec::with_capacity(count),
+            costs: Vec::with_capacity(count),
+        };
+        for i in 0..count {
+            let (key, cost) = self.key_and_cost(i, request)?;
+            extracted.keys.push(key);
+            extracted.costs.push(cost);
+        }
+        Ok(extracted)
     }
 
     /// Limit `limit`'s key and cost for `request`, or the verdict refusing it: a `400`
@@ -270,7 +279,7 @@ impl Settings {
 
     /// What `outcome` tells the front end.
     #[inline]
-    fn verdict(&self, outcome: Outcome) -> Verdict {
+    pub(crate) fn verdict(&self, outcome: Outcome) -> Verdict {
         match outcome {
             Outcome::Admit { report, wait } => Verdict::Pass {
                 headers: self.headers(report.as_ref(), None),

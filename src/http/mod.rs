@@ -69,6 +69,11 @@
 //! `from_policy_on_redis_connected`, which connects first, where the limits are built as
 //! requests arrive).
 //!
+//! A front end that counts only some responses (express-rate-limit's `skipFailedRequests`,
+//! `skipSuccessfulRequests`) decides with [`RequestLimiter::decide_reserving`] instead: the
+//! same verdict, and for a passed request a [`Refund`] that gives its cost back after the
+//! response, by the backends' own undo (exact, or nothing; see [`Refund`]).
+//!
 //! # The layer
 //!
 //! [`RateLimitLayer`] holds named [`RequestLimit`]s: each a [backend](crate::backend::Backend)
@@ -115,8 +120,10 @@ mod limit;
 mod limiter;
 mod on_backend_error;
 mod policy;
+mod refund;
 mod rejection;
 mod request;
+mod reserve;
 mod respond;
 mod service;
 mod verdict;
@@ -143,8 +150,10 @@ pub use on_backend_error::OnBackendError;
 pub use policy::{
     in_process_backend, in_process_backend_bounded, key_extractor, redis_prefix, DEFAULT_MAX_KEYS,
 };
+pub use refund::Refund;
 pub use rejection::Rejection;
 pub use request::request_parts;
+pub use reserve::{PendingReserved, Reserved, Reserving};
 pub use respond::{PlainText, ProblemJson, Responder};
 pub use service::RateLimitService;
 pub use verdict::{Deciding, PendingVerdict, Verdict};

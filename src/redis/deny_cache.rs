@@ -6,10 +6,11 @@
 //! cost that was denied, itself: denied, `remaining` 0, and the `retry_after` and
 //! `reset_after` Redis would give, measured to the same instants. Other costs ask Redis (a
 //! denial of 5 says nothing exact about 2). Nothing recorded elsewhere can make an earlier
-//! admission possible (other servers only consume; the one exception, a composite elsewhere
-//! undoing a reservation after a race, is rare and errs toward denial), so the cache never
-//! denies what Redis would admit; it only saves the round trips: under a flood from one
-//! client, Redis sees about one call per `retry_after` per server.
+//! admission possible (other servers only consume; the one exception, an undo (a composite
+//! after a race, an HTTP refund) in another process, errs toward denial there; an undo in
+//! this process forgets the key here), so the cache never denies what Redis would admit; it
+//! only saves the round trips: under a flood from one client, Redis sees about one call per
+//! `retry_after` per server.
 //!
 //! Times are whole microseconds on the limiter's own timeline: with a client clock, the very
 //! readings sent to Redis (so the answers are Redis's, exactly); with Redis's `TIME`, a local

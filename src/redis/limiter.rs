@@ -202,6 +202,10 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
         let started = Instant::now();
         let result = undo.run(&inner.sender.link).await;
         inner.telemetry.call(started.elapsed());
+        if let (Ok(true), Some(cache)) = (&result, &inner.deny_cache) {
+            // A denial cached since the reservation may be admitted again now.
+            cache.forget(key);
+        }
         result.inspect_err(|error| inner.telemetry.error(error))
     }
 }

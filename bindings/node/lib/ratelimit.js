@@ -14,6 +14,7 @@ const { setHeaders } = require('./verdict');
 const { describe, built } = require('./args');
 const { tiered } = require('./ratelimit_tiers');
 const { callError } = require('./redis');
+const { refunding } = require('./ratelimit_refund');
 
 const { httpDecide } = native;
 
@@ -30,21 +31,32 @@ function rateLimit(options) {
   const count = names.length;
   const custom = handler !== null || message !== undefined;
   const used = Object.freeze({ ...options, statusCode, requestPropertyName, message });
+  // skipFailedRequests / skipSuccessfulRequests: each request watched, and decided keeping its refund.
+  const watch = refunding(o);
 
-  /** Decides with `keys` (the functions' keys, or undefined) and answers. */
-  function decide(req, res, next, keys) {
+  /** Decides with `keys` (the functions' keys, or undefined) and answers; `keep` takes the
+   * refund of a request that passed, when responses may give requests back. */
+  function decide(req, res, next, keys, keep) {
     const socket = req.socket;
     let verdict;
     try {
-      verdict = httpDecide(handle, req.method, req.originalUrl ?? req.url, req.rawHeaders, socket?.remoteAddress, socket?.remotePort, keys);
+      verdict = httpDecide(handle, req.method, req.originalUrl ?? req.url, req.rawHeaders, socket?.remoteAddress, socket?.remotePort, keys, keep !== undefined);
     } catch (error) {
       return next(error);
     }
     if (typeof verdict === 'string') {
       return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict, VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
     }
+    if (Array.isArray(verdict)) {
+      // [text, refund]: passed at once, with what giving it back takes.
+      keep(verdict[1]);
+      return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict[0], VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
+    }
     verdict.then(
-      (v) => settle(req, res, next, keys, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.reset),
+      (v) => {
+        if (v.refund !== undefined) keep(v.refund);
+        settle(req, res, next, keys, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.reset);
+      },
       (error) => next(error),
     );
   }
@@ -107,20 +119,23 @@ function rateLimit(options) {
     return keys;
   }
 
-  function run(req, res, next) {
-    if (keyFunctions === null) return decide(req, res, next, undefined);
+  function run(req, res, next, keep) {
+    if (keyFunctions === null) return decide(req, res, next, undefined, keep);
     let keys;
     try {
       keys = keysOf(req, res);
     } catch (error) {
       return next(error);
     }
-    if (Array.isArray(keys)) decide(req, res, next, keys);
-    else keys.then((resolved) => decide(req, res, next, resolved), next);
+    if (Array.isArray(keys)) decide(req, res, next, keys, keep);
+    else keys.then((resolved) => decide(req, res, next, resolved, keep), next);
   }
 
   const middleware = function rateLimitMiddleware(req, res, next) {
-    if (skip === null) return run(req, res, next);
+    // Watched from the start, as express-rate-limit does: a client may leave while `skip`, a
+    // key function or Redis is being awaited.
+    const keep = watch === null ? undefined : watch(req, res);
+    if (skip === null) return run(req, res, next, keep);
     let skipped;
     try {
       skipped = skip(req, res);
@@ -128,11 +143,11 @@ function rateLimit(options) {
       return next(error);
     }
     if (skipped && typeof skipped.then === 'function') {
-      skipped.then((yes) => (yes ? next() : run(req, res, next)), next);
+      skipped.then((yes) => (yes ? next() : run(req, res, next, keep)), next);
     } else if (skipped) {
       next();
     } else {
-      run(req, res, next);
+      run(req, res, next, keep);
     }
   };
   /** express-rate-limit's `resetKey`: forgets `key` (as the limits' keys are written: a client

@@ -14,9 +14,6 @@ const WHAT = 'rateLimit(options)';
 const UNSUPPORTED = {
   store: "a store is sluicegate's own: give `redis: 'redis://host:6379/'` to share limits through Redis",
   passOnStoreError: "use `onBackendError: 'allow'` (the default: requests pass while Redis is down) or 'deny' (503 with Retry-After: 1)",
-  skipFailedRequests: 'a request is decided, and consumes, before it is handled; nothing is given back after the response',
-  skipSuccessfulRequests: 'a request is decided, and consumes, before it is handled; nothing is given back after the response',
-  requestWasSuccessful: 'a request is decided, and consumes, before it is handled; nothing is given back after the response',
   retryAfter: "Retry-After is the engine's exact time until the request would be admitted, rounded up to seconds",
   logger: 'nothing is logged: a backend failure is answered as `onBackendError` says',
   headers: 'use `legacyHeaders`',
@@ -26,16 +23,17 @@ const UNSUPPORTED = {
 const KNOWN = new Set([
   'limits', 'trustedProxies', 'forwardedHeaders', 'ipv6Prefix', 'ipv6Subnet', 'redis', 'redisCluster',
   'onBackendError', 'standardHeaders', 'legacyHeaders', 'skip', 'handler', 'message', 'statusCode',
-  'requestPropertyName', 'validate', 'maxKeys',
+  'requestPropertyName', 'validate', 'maxKeys', 'skipFailedRequests', 'skipSuccessfulRequests', 'requestWasSuccessful',
 ]);
 
 /** The shorthand's options: one limit, given at the top level. */
 const SHORTHAND = new Set(['quota', 'algorithm', 'key', 'keyGenerator', 'name', 'identifier', 'cost', 'windowMs', 'limit', 'max']);
 
 /**
- * `{ native, keyFunctions, names, skip, handler, message, statusCode, requestPropertyName }`:
- * the native limiter's options, `[index, fn]` for each limit keyed by a function, the limits'
- * names, and the JavaScript-side options.
+ * `{ native, keyFunctions, names, skip, handler, message, statusCode, requestPropertyName,
+ * skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful }`: the native limiter's
+ * options, `[index, fn]` for each limit keyed by a function, the limits' names, and the
+ * JavaScript-side options.
  */
 function normalize(options) {
   if (options === null || typeof options !== 'object') {
@@ -84,6 +82,10 @@ function normalize(options) {
     message: options.message,
     statusCode: wholeNumber(options.statusCode, 'statusCode', 100, 599, 429),
     requestPropertyName,
+    // express-rate-limit's: which responses give their request back (lib/ratelimit_refund.js).
+    skipFailedRequests: flag(options.skipFailedRequests, 'skipFailedRequests', false),
+    skipSuccessfulRequests: flag(options.skipSuccessfulRequests, 'skipSuccessfulRequests', false),
+    requestWasSuccessful: optionalFunction(options.requestWasSuccessful, 'requestWasSuccessful') ?? ((_req, res) => res.statusCode < 400),
   };
 }
 

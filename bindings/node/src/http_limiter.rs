@@ -11,25 +11,28 @@
 //! a `Float64Array`; or, when a limit is on Redis, as a Promise of the same in an object.
 
 use crate::handle::{self, Tagged};
+use crate::http_refund;
 use crate::options::{algorithm, quota};
 use crate::out::millis;
 use crate::raw;
 use crate::redis::RedisAnswer;
 use crate::text::{self, Encoding};
-use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, ToNapiValue, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::backend::{Backend, Call, Op};
 use sluicegate::http::{
     in_process_backend_bounded, key_extractor, parse_on_backend_error, ClientIp, Deciding,
     FrontEndError, FrontEndOption, FrontEndOptions, GivenKey, GivenKeys, HeaderDraft, KeyBuf,
-    KeyExtractor, RateLimitLayer, Report, RequestLimit, RequestLimiter, Verdict, DEFAULT_MAX_KEYS,
+    KeyExtractor, RateLimitLayer, Refund, Report, RequestLimit, RequestLimiter, Reserved,
+    Reserving, Verdict, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{KeySpec, Policy};
 use sluicegate::{Decision, Quota};
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::fmt::Display;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -380,15 +383,19 @@ thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `httpDecide(handle, method, url, rawHeaders, remoteAddress, remotePort, keys)`: decides the
-/// request. Decided at once, it writes the numbers into the verdict array and returns the
-/// text; with a limit on Redis, it returns a Promise of an [`HttpVerdict`]. `keys[i]` is
-/// limit `i`'s key when a function computes it (a string, or null for none).
+/// `httpDecide(handle, method, url, rawHeaders, remoteAddress, remotePort, keys, reserving)`:
+/// decides the request. Decided at once, it writes the numbers into the verdict array and
+/// returns the text; with a limit on Redis, it returns a Promise of an [`HttpVerdict`].
+/// `keys[i]` is limit `i`'s key when a function computes it (a string, or null for none).
+/// With `reserving` true, a passed request that consumed keeps its refund (the library's
+/// `decide_reserving`): decided at once, the answer is then `[text, refund]`; later, the
+/// verdict has a `refund` (a handle for `httpRefund`, in `http_refund.rs`).
 pub(crate) unsafe extern "C" fn http_decide(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let [handle, method, url, raw_headers, address, port, keys] = raw::args::<7>(env, info);
+    let [handle, method, url, raw_headers, address, port, keys, reserving] =
+        raw::args::<8>(env, info);
     let Some(state) = handle::get::<HttpState>(env, handle) else {
         return raw::throw_type_error(env, c"not an HttpLimiter handle");
     };
@@ -401,51 +408,120 @@ pub(crate) unsafe extern "C" fn http_decide(
     if !state.given.is_empty() {
         parts.extensions.insert(given_keys(env, state, keys));
     }
-    match state.limiter.decide(&parts) {
-        Deciding::Now(verdict) => TEXT.with_borrow_mut(|text| {
-            text.clear();
-            let numbers = encode(verdict, text, |limit| {
-                counted_key(state.extractors.get(limit), &parts)
-            });
-            // SAFETY: `out` points at `LEN` f64s that `_array` keeps alive; only this
-            // thread, which owns the array, calls here.
-            std::ptr::copy_nonoverlapping(numbers.as_ptr(), state.out, LEN);
-            text::string(env, text)
-        }),
-        Deciding::Later(pending) => {
-            // The parts do not outlive this call: every limit's key, found now.
-            let keys: Vec<Option<KeyBuf>> = state
-                .extractors
-                .iter()
-                .map(|extractor| counted_key(Some(extractor), &parts))
-                .collect();
-            let env = Env::from_raw(env);
-            let later = env.spawn_future(async move {
-                let mut text = Vec::new();
-                let [status, wait, limit, quota, remaining, reset] =
-                    encode(pending.await, &mut text, |limit| {
-                        keys.get(limit).cloned().flatten()
-                    });
-                Ok(HttpVerdict {
-                    status: status as u32,
-                    wait,
-                    text: String::from_utf8_lossy(&text).into_owned(),
-                    limit,
-                    quota,
-                    remaining,
-                    reset,
-                })
-            });
-            match later {
-                Ok(promise) => promise.raw(),
-                Err(e) => {
-                    let message = std::ffi::CString::new(e.reason).unwrap_or_default();
-                    sys::napi_throw_error(env.raw(), std::ptr::null(), message.as_ptr());
-                    std::ptr::null_mut()
+    if raw::bool_arg(env, reserving) {
+        return match state.limiter.decide_reserving(&parts) {
+            Reserving::Now(Reserved { verdict, refund }) => {
+                let text = now(env, state, &parts, verdict);
+                match refund {
+                    Some(refund) => with_refund(env, text, refund),
+                    None => text,
                 }
             }
-        }
+            Reserving::Later(pending) => later(env, state, &parts, async move {
+                let Reserved { verdict, refund } = pending.await;
+                (verdict, refund)
+            }),
+        };
     }
+    match state.limiter.decide(&parts) {
+        Deciding::Now(verdict) => now(env, state, &parts, verdict),
+        Deciding::Later(pending) => later(env, state, &parts, async move { (pending.await, None) }),
+    }
+}
+
+/// A verdict decided at once: its numbers into the verdict array, its text returned.
+unsafe fn now(
+    env: sys::napi_env,
+    state: &HttpState,
+    parts: &http::request::Parts,
+    verdict: Verdict,
+) -> sys::napi_value {
+    TEXT.with_borrow_mut(|text| {
+        text.clear();
+        let numbers = encode(verdict, text, |limit| {
+            counted_key(state.extractors.get(limit), parts)
+        });
+        // SAFETY: `out` points at `LEN` f64s that `_array` keeps alive; only this
+        // thread, which owns the array, calls here.
+        std::ptr::copy_nonoverlapping(numbers.as_ptr(), state.out, LEN);
+        text::string(env, text)
+    })
+}
+
+/// `[text, refund]`: a verdict decided at once, and its refund's handle.
+unsafe fn with_refund(
+    env: sys::napi_env,
+    text: sys::napi_value,
+    refund: Refund,
+) -> sys::napi_value {
+    let env = Env::from_raw(env);
+    let handle = match http_refund::create(&env, refund) {
+        Ok(handle) => handle.raw(),
+        Err(e) => return throw(&env, e),
+    };
+    let mut pair = std::ptr::null_mut();
+    sys::napi_create_array_with_length(env.raw(), 2, &mut pair);
+    sys::napi_set_element(env.raw(), pair, 0, text);
+    sys::napi_set_element(env.raw(), pair, 1, handle);
+    pair
+}
+
+/// A Promise of the [`HttpVerdict`] `deciding` (a limit on Redis) gives, with its refund's
+/// handle as `refund` when it keeps one.
+unsafe fn later(
+    env: sys::napi_env,
+    state: &HttpState,
+    parts: &http::request::Parts,
+    deciding: impl Future<Output = (Verdict, Option<Refund>)> + Send + 'static,
+) -> sys::napi_value {
+    // The parts do not outlive this call: every limit's key, found now.
+    let keys: Vec<Option<KeyBuf>> = state
+        .extractors
+        .iter()
+        .map(|extractor| counted_key(Some(extractor), parts))
+        .collect();
+    let env = Env::from_raw(env);
+    let decided = async move {
+        let (verdict, refund) = deciding.await;
+        let mut text = Vec::new();
+        let [status, wait, limit, quota, remaining, reset] = encode(verdict, &mut text, |limit| {
+            keys.get(limit).cloned().flatten()
+        });
+        let verdict = HttpVerdict {
+            status: status as u32,
+            wait,
+            text: String::from_utf8_lossy(&text).into_owned(),
+            limit,
+            quota,
+            remaining,
+            reset,
+        };
+        Ok((verdict, refund))
+    };
+    let promise = env.spawn_future_with_callback(decided, |env, (verdict, refund)| {
+        // SAFETY: called on JavaScript's thread with its `env`.
+        let object = unsafe { HttpVerdict::to_napi_value(env.raw(), verdict)? };
+        if let Some(refund) = refund {
+            let handle = http_refund::create(env, refund)?;
+            // SAFETY: `object` was just made in `env`.
+            unsafe {
+                sys::napi_set_named_property(env.raw(), object, c"refund".as_ptr(), handle.raw())
+            };
+        }
+        // SAFETY: as above.
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), object) })
+    });
+    match promise {
+        Ok(promise) => promise.raw(),
+        Err(e) => throw(&env, e),
+    }
+}
+
+/// Throws `error`'s reason and returns the value JavaScript never sees.
+unsafe fn throw(env: &Env, error: Error) -> sys::napi_value {
+    let message = std::ffi::CString::new(error.reason).unwrap_or_default();
+    sys::napi_throw_error(env.raw(), std::ptr::null(), message.as_ptr());
+    std::ptr::null_mut()
 }
 
 /// The request as the library reads it; `None` when an argument is not what it should be.

@@ -18,6 +18,7 @@ mod errors;
 mod group;
 mod handle;
 mod http_limiter;
+mod http_refund;
 mod key;
 mod keyed;
 mod limiter;

@@ -36,6 +36,14 @@ pub(crate) unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> u32 
     n
 }
 
+/// `value` as a bool: `false` for anything but `true`.
+#[inline(always)]
+pub(crate) unsafe fn bool_arg(env: sys::napi_env, value: sys::napi_value) -> bool {
+    let mut b = false;
+    sys::napi_get_value_bool(env, value, &mut b);
+    b
+}
+
 #[inline(always)]
 pub(crate) unsafe fn boolean(env: sys::napi_env, b: bool) -> sys::napi_value {
     let mut value = ptr::null_mut();

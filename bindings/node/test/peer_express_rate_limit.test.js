@@ -54,7 +54,6 @@ const EDGE_TESTS = new Set([
 /** Why the others fail: the README's reasons, each recognized by its failure message. */
 const REASONS = [
   ['a custom `store`', /`store` \(express-rate-limit\) has no counterpart/],
-  ['skipFailedRequests / skipSuccessfulRequests', /`skip(Failed|Successful)Requests` \(express-rate-limit\) has no counterpart/],
   ["draft-8's partition keys and express-rate-limit's quota names", /"ratelimit-policy" of ""[^"]+"; q=/],
   ['an unknown draft is a TypeError', /got "invalid-draft"/],
   ['a `logger`', /`logger` \(express-rate-limit\) has no counterpart/],

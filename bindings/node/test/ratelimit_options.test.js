@@ -137,7 +137,9 @@ test('the client-address options are read by the library, as Python reads them: 
 
 test('options that are wrong, or express-rate-limit options that do not exist here, throw saying why', () => {
   assert.throws(() => rateLimit({ quota: '5/second', store: {} }), { name: 'TypeError', message: /`store` \(express-rate-limit\) has no counterpart here: .*redis: 'redis:/ });
-  assert.throws(() => rateLimit({ quota: '5/second', skipFailedRequests: true }), { name: 'TypeError', message: /decided, and consumes, before it is handled/ });
+  assert.throws(() => rateLimit({ quota: '5/second', skipFailedRequests: 'yes' }), { name: 'TypeError', message: /`skipFailedRequests` must be a boolean, got "yes"/ });
+  assert.throws(() => rateLimit({ quota: '5/second', skipSuccessfulRequests: 1 }), { name: 'TypeError', message: /`skipSuccessfulRequests` must be a boolean, got 1/ });
+  assert.throws(() => rateLimit({ quota: '5/second', requestWasSuccessful: true }), { name: 'TypeError', message: /`requestWasSuccessful` must be a function, got true/ });
   assert.throws(() => rateLimit({ quota: '5/second', passOnStoreError: true }), { message: /onBackendError/ });
   assert.throws(() => rateLimit({ quota: '5/second', quotas: 1 }), { name: 'TypeError', message: /unknown option `quotas`/ });
   assert.throws(() => rateLimit({ quota: '5/second', standardHeaders: 'draft-9' }), { name: 'TypeError', message: /'draft-6', 'draft-7', 'draft-8' or 'draft-10'/ });

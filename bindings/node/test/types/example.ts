@@ -40,5 +40,7 @@ const unblocked: Promise<boolean> = middleware.resetKey('127.0.0.1');
 const hits: Promise<number | undefined> = middleware.getKey('127.0.0.1').then((info) => info?.totalHits);
 const until: Promise<Date | undefined> = perPlan.getKey('127.0.0.1', 'ip').then((info) => info?.resetTime);
 const closed = rateLimit({ windowMs: 60_000, max: 0 });
+const signIn = rateLimit({ windowMs: 15 * 60_000, limit: 5, skipSuccessfulRequests: true });
+const failuresOnly = rateLimit({ quota: '10/minute', skipFailedRequests: true, requestWasSuccessful: async (_req, res) => res.statusCode !== 503 });
 const counted = (req: { rateLimit: RateLimitInfo }): string => req.rateLimit.key;
-void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked, hits, until, closed, counted];
+void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked, hits, until, closed, counted, signIn, failuresOnly];
