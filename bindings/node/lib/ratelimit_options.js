@@ -129,7 +129,8 @@ function parts(l) {
 
 /**
  * The shorthand's limit: `quota`, or express-rate-limit's `windowMs` + `limit` (or `max`),
- * which is exactly the quota `<limit>/<windowMs>ms` counted in fixed windows, as it counts.
+ * which is exactly the quota `<limit>/<windowMs>ms` counted in fixed windows anchored at each
+ * client's first request, as it counts (`windowed`: the native side anchors a fixed window).
  * Keyed by client IP unless `key` (or `keyGenerator`) says otherwise, named after its key
  * (`ip`, `global`, `header:NAME`; `key` for a function) unless `name` (or `identifier`) is given.
  */
@@ -157,7 +158,7 @@ function shorthandLimit(options) {
   const key = options.key ?? options.keyGenerator ?? 'ip';
   const name = options.name ?? options.identifier ?? (typeof key === 'string' ? key : 'key');
   if (typeof name !== 'string') throw new TypeError(`${WHAT}: \`name\` must be a string, got ${describe(name)}`);
-  return { name, key, quota, algorithm, cost: options.cost, closed };
+  return { name, key, quota, algorithm, cost: options.cost, closed, windowed };
 }
 
 /** One limit as the native side takes it, with `fn` when a function computes its key;
@@ -177,6 +178,7 @@ function limit(l, what, closed = false) {
     algorithm,
     cost: wholeNumber(l.cost, 'cost', 0, 0xffffffff, 1),
     closed,
+    windowed: l.windowed === true,
     fn,
   };
 }

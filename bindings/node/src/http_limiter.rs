@@ -27,7 +27,7 @@ use sluicegate::http::{
     KeyExtractor, RateLimitLayer, Refund, Report, RequestLimit, RequestLimiter, Reserved,
     Reserving, Verdict, DEFAULT_MAX_KEYS,
 };
-use sluicegate::policy::{KeySpec, Policy};
+use sluicegate::policy::{AlgorithmKind, KeySpec, Policy};
 use sluicegate::{Decision, Quota};
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -51,6 +51,9 @@ pub struct HttpLimitOptions {
     /// express-rate-limit's `limit: 0`: every request of this limit is refused (`quota`
     /// then gives the window, as `1/<windowMs>ms`; see [`Closed`]).
     pub closed: bool,
+    /// Given as express-rate-limit's `windowMs`: a fixed window then starts at each key's
+    /// first request, as express-rate-limit counts (other algorithms have no window).
+    pub windowed: bool,
 }
 
 /// The middleware's options, checked by the JavaScript side.
@@ -201,10 +204,15 @@ fn limit(
 ) -> napi::Result<RequestLimit> {
     let named = |e: &dyn Display| invalid(format!("limit {:?}: {e}", spec.name));
     let key = key_spec(spec)?;
+    let algorithm = algorithm(&spec.algorithm).map_err(|e| named(&e.reason))?;
+    let mut quota = quota(&spec.quota).map_err(|e| named(&e.reason))?;
+    if spec.windowed && algorithm == AlgorithmKind::FixedWindow {
+        quota = quota.anchored();
+    }
     let policy = Policy {
         name: spec.name.clone(),
-        quota: quota(&spec.quota).map_err(|e| named(&e.reason))?,
-        algorithm: algorithm(&spec.algorithm).map_err(|e| named(&e.reason))?,
+        quota,
+        algorithm,
         key,
     };
     let max_keys = options.max_keys.map_or(DEFAULT_MAX_KEYS, |n| n as usize);
