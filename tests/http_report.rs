@@ -89,3 +89,26 @@ fn nothing_is_reported_when_no_limit_decided() {
     assert_eq!(response.status(), 400);
     assert!(response.extensions().get::<Report>().is_none());
 }
+
+/// With every rate-limit header off, a 429 says no Retry-After either (as express-rate-limit,
+/// slowapi and Flask-Limiter); its report still has the wait.
+#[test]
+fn a_refusal_with_every_header_off_sends_no_retry_after() {
+    for standard_headers in [true, false] {
+        let limiter = limiter(standard_headers);
+        let parts = request(Some("k"));
+        decide(&limiter, &parts);
+        decide(&limiter, &parts);
+        let Verdict::Refuse(response) = decide(&limiter, &parts) else {
+            panic!("the third request in a minute is over \"ip\"'s 2");
+        };
+        assert_eq!(response.status(), 429);
+        assert_eq!(
+            response.headers().contains_key("retry-after"),
+            standard_headers,
+            "standard headers {standard_headers}"
+        );
+        let report = *response.extensions().get::<Report>().unwrap();
+        assert_eq!(numbers(report), (0, 2, 0, 60));
+    }
+}

@@ -285,7 +285,7 @@ export interface RateLimitMiddleware {
   getKey(key: string, limitName?: string): Promise<ClientRateLimitInfo | undefined>;
 }
 
-export function rateLimit(options: RateLimitOptions): RateLimitMiddleware;
+export function rateLimit(options?: RateLimitOptions): RateLimitMiddleware;
 
 declare const sluicegate: {
   Limiter: typeof Limiter;

@@ -46,7 +46,8 @@ impl RateLimitBuilder {
         self
     }
 
-    /// Sends `RateLimit-Policy` and `RateLimit` (on by default).
+    /// Sends `RateLimit-Policy` and `RateLimit` (on by default). Off, and without
+    /// [legacy headers](Self::legacy_headers), a `429` carries no `Retry-After` either.
     pub fn standard_headers(mut self, on: bool) -> Self {
         self.standard_headers = on;
         self

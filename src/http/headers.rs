@@ -280,10 +280,14 @@ impl RateLimitHeaders {
         report: Option<&Report>,
         retry_after: Option<u64>,
     ) -> RateLimitHeaders {
+        // A 429 carries Retry-After only beside some rate-limit header, as express-rate-limit,
+        // slowapi and Flask-Limiter send it; a 503's (no report: a full table, a failed
+        // backend) is about the service, and stays.
+        let quiet = report.is_some() && !settings.standard_headers && !settings.legacy_headers;
         let mut headers = RateLimitHeaders {
             policy: None,
             ratelimit: None,
-            retry_after,
+            retry_after: if quiet { None } else { retry_after },
             report: report.copied(),
             legacy: settings.legacy_headers,
             draft6: false,

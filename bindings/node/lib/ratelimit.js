@@ -23,7 +23,7 @@ const { httpDecide } = native;
  * its quota, remaining, and the seconds until it resets. */
 const VERDICT = new Float64Array(6);
 
-function rateLimit(options) {
+function rateLimit(options = {}) {
   if (typeof options?.limit === 'function' || typeof options?.max === 'function') return tiered(options, rateLimit);
   const o = normalize(options);
   const handle = built(() => native.newHttpLimiter(o.native, VERDICT));

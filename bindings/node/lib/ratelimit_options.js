@@ -35,7 +35,7 @@ const SHORTHAND = new Set(['quota', 'algorithm', 'key', 'keyGenerator', 'name', 
  * options, `[index, fn]` for each limit keyed by a function, the limits' names, and the
  * JavaScript-side options.
  */
-function normalize(options) {
+function normalize(options = {}) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${WHAT} takes an options object such as { quota: '5/second' }, got ${describe(options)}`);
   }
@@ -135,7 +135,8 @@ function parts(l) {
  * (`ip`, `global`, `header:NAME`; `key` for a function) unless `name` (or `identifier`) is given.
  */
 function shorthandLimit(options) {
-  const windowed = options.windowMs !== undefined || options.limit !== undefined || options.max !== undefined;
+  // No limit at all: express-rate-limit's defaults, 5 per minute.
+  const windowed = options.windowMs !== undefined || options.limit !== undefined || options.max !== undefined || options.quota === undefined;
   if (windowed && options.quota !== undefined) {
     throw new TypeError(`${WHAT}: give \`quota\` or \`windowMs\` + \`limit\`, not both`);
   }

@@ -153,5 +153,18 @@ test('options that are wrong, or express-rate-limit options that do not exist he
   assert.throws(() => rateLimit({ quota: '5/second', forwardedHeaders: 'x-real-ip' }), { name: 'RangeError', message: /forwardedHeaders: forwarded headers are x-forwarded-for, forwarded or both, not "x-real-ip"/ });
   assert.throws(() => rateLimit({ quota: '5/second', windowMs: 1000 }), { message: /`quota` or `windowMs` \+ `limit`, not both/ });
   assert.throws(() => rateLimit({ limits: [{ name: 'ip', quota: '5/s' }], quota: '5/s' }), { message: /give `limits` or one limit's options/ });
-  assert.throws(() => rateLimit({}), { message: /give `limits`, or one limit's `quota`/ });
 });
+
+for (const [label, express] of Object.entries(EXPRESS)) {
+  test(`${label}: no options are express-rate-limit's defaults, 5 a minute in windows from each client's first request`, async () => {
+    for (const options of [undefined, {}]) {
+      await withApp(express, options, async ({ url }) => {
+        for (let i = 0; i < 5; i++) assert.equal((await get(url)).status, 200);
+        const refused = await get(url);
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers['retry-after'], '60');
+        assert.equal(refused.headers['ratelimit-policy'], '"ip";q=5;w=60');
+      });
+    }
+  });
+}

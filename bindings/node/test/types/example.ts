@@ -1,6 +1,6 @@
 // A typed example over index.d.ts: `tsc --noEmit -p test/types` (ci.sh) type-checks it, so
 // the declarations stay true to the package's API. Never run.
-import { KeyedLimiter, Limiter, ManualClock, RedisLimiter, rateLimit, throttle, type Decision, type RateLimitInfo } from 'sluicegate';
+import { KeyedLimiter, Limiter, ManualClock, RedisLimiter, rateLimit, throttle, type Decision, type RateLimitInfo, type RateLimitMiddleware } from 'sluicegate';
 
 const clock = new ManualClock();
 const perUser = new KeyedLimiter({ quota: '100/minute burst 20', algorithm: 'sliding-window', maxKeys: 100_000, clock });
@@ -40,7 +40,8 @@ const unblocked: Promise<boolean> = middleware.resetKey('127.0.0.1');
 const hits: Promise<number | undefined> = middleware.getKey('127.0.0.1').then((info) => info?.totalHits);
 const until: Promise<Date | undefined> = perPlan.getKey('127.0.0.1', 'ip').then((info) => info?.resetTime);
 const closed = rateLimit({ windowMs: 60_000, max: 0 });
+const defaults: RateLimitMiddleware = rateLimit(); // express-rate-limit's defaults: 5 a minute
 const signIn = rateLimit({ windowMs: 15 * 60_000, limit: 5, skipSuccessfulRequests: true });
 const failuresOnly = rateLimit({ quota: '10/minute', skipFailedRequests: true, requestWasSuccessful: async (_req, res) => res.statusCode !== 503 });
 const counted = (req: { rateLimit: RateLimitInfo }): string => req.rateLimit.key;
-void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked, hits, until, closed, counted, signIn, failuresOnly];
+void [retry, full, forgot, shared, middleware, perPlan, rps, waiting, unblocked, hits, until, closed, defaults, counted, signIn, failuresOnly];

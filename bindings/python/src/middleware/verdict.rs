@@ -42,10 +42,13 @@ impl HttpVerdict {
             },
             Verdict::Refuse(response) => {
                 let report = response.extensions().get::<Report>().copied().map(named);
+                // Retry-After, or with every rate-limit header off, the reported limit's `t`
+                // (which Retry-After equals on a 429).
                 let retry_after = response
                     .headers()
                     .get(RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok()?.parse().ok());
+                    .and_then(|v| v.to_str().ok()?.parse().ok())
+                    .or_else(|| report.as_ref().map(|(report, _)| report.reset));
                 let (parts, body) = response.into_parts();
                 let mut headers: Vec<_> = parts
                     .headers
