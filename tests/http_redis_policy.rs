@@ -6,7 +6,8 @@
 mod redis_server;
 
 use redis_server::{unused_port, RedisServer};
-use sluicegate::http::{request_parts, ClientIp, RequestLimit, RequestLimiter, Verdict, RATELIMIT};
+use sluicegate::http::front_end::request_parts;
+use sluicegate::http::{ClientIp, RequestLimit, RequestLimiter, Verdict, RATELIMIT};
 use sluicegate::policy::Policy;
 use std::time::{Duration, Instant};
 

@@ -12,8 +12,9 @@ use sluicegate::algorithm::{
 };
 use sluicegate::backend::{Backend, Call, Op};
 use sluicegate::clock::ManualClock;
+use sluicegate::http::front_end::request_parts;
 use sluicegate::http::{
-    request_parts, ClientIp, Refund, RequestLimit, RequestLimiter, Reserved, Reserving, Verdict,
+    ClientIp, Refund, RequestLimit, RequestLimiter, Reserved, Reserving, Verdict,
 };
 use sluicegate::{Algorithm, Decision, KeyedLimiter, Limiter, Numbers, Quota};
 use std::time::Duration;

@@ -4,7 +4,7 @@ use crate::proto::envoy::config::core::v3::HeaderValue;
 use crate::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
 use crate::proto::RateLimitResponse;
 use crate::status::Verdict;
-use sluicegate::http::{DecidedLimit, RateLimitHeaders};
+use sluicegate::http::{front_end::DecidedLimit, RateLimitHeaders};
 use sluicegate::Decision;
 use std::borrow::Cow;
 use std::time::Duration;

@@ -30,7 +30,7 @@ impl RateLimitHeaders {
     /// `Retry-After`. No limits, no headers.
     ///
     /// ```
-    /// use sluicegate::http::{DecidedLimit, RateLimitHeaders};
+    /// use sluicegate::http::{front_end::DecidedLimit, RateLimitHeaders};
     /// use sluicegate::{Limiter, Quota};
     /// use std::time::Duration;
     ///

@@ -59,15 +59,16 @@
 //! returns a [`Verdict`]: pass the request on with the [`RateLimitHeaders`] to add (after a
 //! leaky bucket's `wait`), or answer it with a ready response (`429`, `400`, `413`, `503`).
 //!
-//! A front end outside Rust's HTTP stack builds the parts with [`request_parts`] (the peer
-//! address from its socket, never from its framework's own proxy handling: the
-//! [trusted-proxy rule](ClientIp) here is the only one), hands the keys its users' functions
-//! compute in as [`GivenKeys`] (read by [`GivenKey`]), reads its client-address options with
-//! [`FrontEndOptions`] (so every binding accepts the same spellings), and builds its limits from
-//! [`Policy`](crate::policy::Policy) values with [`RequestLimit::from_policy`] or, shared
-//! through Redis under [`redis_prefix`], `RequestLimit::from_policy_on_redis` (or
-//! `from_policy_on_redis_connected`, which connects first, where the limits are built as
-//! requests arrive).
+//! A front end outside Rust's HTTP stack builds the parts with
+//! [`front_end::request_parts`] (the peer address from its socket, never from its framework's
+//! own proxy handling: the [trusted-proxy rule](ClientIp) here is the only one), hands the
+//! keys its users' functions compute in as [`front_end::GivenKeys`], reads its client-address
+//! options with [`front_end::FrontEndOptions`] (so every binding accepts the same spellings),
+//! and builds its limits from [`Policy`](crate::policy::Policy) values with
+//! [`RequestLimit::from_policy`] or, shared through Redis under [`redis_prefix`],
+//! `RequestLimit::from_policy_on_redis` (or `from_policy_on_redis_connected`, which connects
+//! first, where the limits are built as requests arrive): the [`front_end`] module holds what
+//! only such front ends need.
 //!
 //! A front end that counts only some responses (express-rate-limit's `skipFailedRequests`,
 //! `skipSuccessfulRequests`) decides with [`RequestLimiter::decide_reserving`] instead: the
@@ -110,7 +111,7 @@ pub mod client;
 mod decide;
 mod error;
 mod foreign;
-mod front_end;
+pub mod front_end;
 mod future;
 mod headers;
 mod ip;
@@ -130,8 +131,6 @@ mod verdict;
 
 pub use builder::RateLimitBuilder;
 pub use error::BuildError;
-pub use foreign::DecidedLimit;
-pub use front_end::{parse_on_backend_error, FrontEndError, FrontEndOption, FrontEndOptions};
 pub use future::ResponseFuture;
 pub use headers::{
     HeaderDraft, RateLimitHeaders, Report, RATELIMIT, RATELIMIT_LIMIT, RATELIMIT_POLICY,
@@ -140,19 +139,16 @@ pub use headers::{
 };
 pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};
 pub use key::{
-    key_fn, ClientIp, ForwardedHeaders, GivenKey, GivenKeys, Global, HeaderKey, KeyBuf, KeyError,
-    KeyErrorKind, KeyExtractor, KeyFn, Or,
+    key_fn, ClientIp, ForwardedHeaders, Global, HeaderKey, KeyBuf, KeyError, KeyErrorKind,
+    KeyExtractor, KeyFn, Or,
 };
 pub use layer::RateLimitLayer;
 pub use limit::{Cost, RequestLimit};
 pub use limiter::RequestLimiter;
 pub use on_backend_error::OnBackendError;
-pub use policy::{
-    in_process_backend, in_process_backend_bounded, key_extractor, redis_prefix, DEFAULT_MAX_KEYS,
-};
+pub use policy::{redis_prefix, DEFAULT_MAX_KEYS};
 pub use refund::Refund;
 pub use rejection::Rejection;
-pub use request::request_parts;
 pub use reserve::{PendingReserved, Reserved, Reserving};
 pub use respond::{PlainText, ProblemJson, Responder};
 pub use service::RateLimitService;

@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 /// `400`), an unparsable method or URI becomes `GET /`.
 ///
 /// ```
-/// use sluicegate::http::request_parts;
+/// use sluicegate::http::front_end::request_parts;
 ///
 /// let headers: [(&[u8], &[u8]); 1] = [(b"X-Api-Key", b"k-1")];
 /// let parts = request_parts("GET", "/items?page=2", headers, Some("192.0.2.7:4000".parse()?));

@@ -21,11 +21,13 @@ use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, ToNapiValue, Unk
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
 use sluicegate::backend::{Backend, Call, Op};
+use sluicegate::http::front_end::{
+    in_process_backend_bounded, key_extractor, parse_on_backend_error, FrontEndError,
+    FrontEndOption, FrontEndOptions, GivenKey, GivenKeys,
+};
 use sluicegate::http::{
-    in_process_backend_bounded, key_extractor, parse_on_backend_error, ClientIp, Deciding,
-    FrontEndError, FrontEndOption, FrontEndOptions, GivenKey, GivenKeys, HeaderDraft, KeyBuf,
-    KeyExtractor, RateLimitLayer, Refund, Report, RequestLimit, RequestLimiter, Reserved,
-    Reserving, Verdict, DEFAULT_MAX_KEYS,
+    ClientIp, Deciding, HeaderDraft, KeyBuf, KeyExtractor, RateLimitLayer, Refund, Report,
+    RequestLimit, RequestLimiter, Reserved, Reserving, Verdict, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{AlgorithmKind, KeySpec, Policy};
 use sluicegate::{Decision, Quota};
@@ -563,7 +565,7 @@ unsafe fn request(
         let headers = fields
             .chunks_exact(2)
             .map(|pair| (&buf[pair[0].clone()], &buf[pair[1].clone()]));
-        Some(sluicegate::http::request_parts(method, url, headers, peer))
+        Some(sluicegate::http::front_end::request_parts(method, url, headers, peer))
     })
 }
 

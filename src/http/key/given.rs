@@ -32,7 +32,8 @@ impl GivenKeys {
 /// The key the front end put for limit `limit` in the request's [`GivenKeys`].
 ///
 /// ```
-/// use sluicegate::http::{GivenKey, GivenKeys, KeyBuf, KeyExtractor};
+/// use sluicegate::http::front_end::{GivenKey, GivenKeys};
+/// use sluicegate::http::{KeyBuf, KeyExtractor};
 ///
 /// let mut request = http::Request::get("/").body(())?;
 /// let mut keys = GivenKeys::new();

@@ -14,10 +14,13 @@ use crate::errors;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use sluicegate::http::front_end::{
+    in_process_backend_bounded, key_extractor, parse_on_backend_error, FrontEndError,
+    FrontEndOption, FrontEndOptions, GivenKey,
+};
 use sluicegate::http::{
-    in_process_backend_bounded, key_extractor, parse_on_backend_error, redis_prefix, ClientAddr,
-    ClientIp, FrontEndError, FrontEndOption, FrontEndOptions, GivenKey, OnBackendError,
-    ProblemJson, RateLimitBuilder, Rejection, RequestLimit, RequestLimiter, DEFAULT_MAX_KEYS,
+    redis_prefix, ClientAddr, ClientIp, OnBackendError, ProblemJson, RateLimitBuilder, Rejection,
+    RequestLimit, RequestLimiter, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{AlgorithmKind, KeySpec, Policy, PolicyError};
 use sluicegate::redis::{AnyRedisLimiter, Fallback, RedisError};

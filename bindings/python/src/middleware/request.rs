@@ -10,7 +10,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
-use sluicegate::http::{request_parts, GivenKeys};
+use sluicegate::http::front_end::{request_parts, GivenKeys};
 use std::net::{IpAddr, SocketAddr};
 
 /// The parts of an ASGI `http` scope: `method`, `raw_path` (else `path`) and

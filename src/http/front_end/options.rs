@@ -2,10 +2,10 @@
 //! and Python middlewares) is given as text and numbers, read into the library's values in
 //! one place, so that both bindings accept and refuse exactly the same spellings.
 
-use super::error::BuildError;
-use super::ip::TrustedProxies;
-use super::key::{ClientIp, ForwardedHeaders};
-use super::on_backend_error::OnBackendError;
+use crate::http::error::BuildError;
+use crate::http::ip::TrustedProxies;
+use crate::http::key::{ClientIp, ForwardedHeaders};
+use crate::http::on_backend_error::OnBackendError;
 use std::fmt;
 
 /// The options, as a binding received them. Each binding spells the option names its own
@@ -13,7 +13,7 @@ use std::fmt;
 /// by [`FrontEndOption`], for the binding to name.
 ///
 /// ```
-/// use sluicegate::http::{FrontEndOption, FrontEndOptions};
+/// use sluicegate::http::front_end::{FrontEndOption, FrontEndOptions};
 ///
 /// let proxies = ["10.0.0.0/8".to_owned()];
 /// let options = FrontEndOptions { trusted_proxies: &proxies, forwarded_headers: "XFF", ipv6_prefix: 64 };
