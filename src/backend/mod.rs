@@ -46,6 +46,7 @@
 mod all_of;
 mod call;
 mod composite;
+mod deny_all;
 mod error;
 mod joint;
 mod key_state;
@@ -57,6 +58,7 @@ pub use crate::algorithm::Op;
 pub use all_of::{all_of, all_of_each};
 pub use call::Call;
 pub use composite::{Composite, Keyed, Limit};
+pub use deny_all::DenyAll;
 pub use error::{BackendError, BackendErrorKind};
 pub use joint::{Joint, JointStore};
 pub use part::{Member, Part};

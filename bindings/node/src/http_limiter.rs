@@ -20,7 +20,7 @@ use crate::text::{self, Encoding};
 use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, ToNapiValue, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
-use sluicegate::backend::{Backend, Call, Op};
+use sluicegate::backend::{DenyAll, Op};
 use sluicegate::http::front_end::{
     in_process_backend_bounded, key_extractor, parse_on_backend_error, FrontEndError,
     FrontEndOption, FrontEndOptions, GivenKey, GivenKeys,
@@ -30,14 +30,12 @@ use sluicegate::http::{
     RequestLimit, RequestLimiter, Reserved, Reserving, Verdict, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{AlgorithmKind, KeySpec, Policy};
-use sluicegate::{Decision, Quota};
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// One limit, as `lib/ratelimit_options.js` hands it over.
 #[napi(object)]
@@ -51,7 +49,7 @@ pub struct HttpLimitOptions {
     pub algorithm: String,
     pub cost: u32,
     /// express-rate-limit's `limit: 0`: every request of this limit is refused (`quota`
-    /// then gives the window, as `1/<windowMs>ms`; see [`Closed`]).
+    /// then gives the window, as `1/<windowMs>ms`; the library's `DenyAll`).
     pub closed: bool,
     /// Given as express-rate-limit's `windowMs`: a fixed window then starts at each key's
     /// first request, as express-rate-limit counts (other algorithms have no window).
@@ -221,7 +219,7 @@ fn limit(
     let limit = match &options.redis {
         // Refusing everything needs no state, in process or on Redis.
         _ if spec.closed => {
-            let limit = RequestLimit::new(policy.name.clone(), Closed::new(policy.quota));
+            let limit = RequestLimit::new(policy.name.clone(), DenyAll::new(policy.quota));
             if spec.given {
                 limit
             } else {
@@ -264,52 +262,6 @@ fn key_spec(spec: &HttpLimitOptions) -> napi::Result<KeySpec> {
             spec.name, spec.key
         ))
     })
-}
-
-/// express-rate-limit's `limit: 0` ("block every request", v7) on the library's seam: a limit
-/// that refuses every request of any cost above 0, so that the library's decision writes the
-/// `429`, its body and every header as for any refusal. The library's quotas start at 1, so
-/// the quota it reports for the policy headers is `1/<window>` (the window is express-rate-
-/// limit's `windowMs`); each decision says limit 0, remaining 0, and a retry and reset of
-/// one window, as express-rate-limit's `Retry-After` for a new client. Keeps no state.
-struct Closed {
-    quota: Quota,
-}
-
-impl Closed {
-    fn new(quota: Quota) -> Closed {
-        Closed { quota }
-    }
-}
-
-impl Backend<str> for Closed {
-    fn quota(&self) -> Quota {
-        self.quota
-    }
-
-    /// Every cost reaches the decision, and is refused there with a `429` (not the `413` of a
-    /// cost above a capacity): waiting is what express-rate-limit's clients are told to do.
-    fn max_cost(&self) -> u32 {
-        u32::MAX
-    }
-
-    fn immediate(&self) -> bool {
-        true
-    }
-
-    fn decide<'a>(&'a self, _key: &'a str, cost: u32, op: Op) -> Call<'a> {
-        let window = self.quota.period();
-        // A cost of 0 (and a peek of it) asks for nothing, and is allowed, as on every limit.
-        let allowed = cost == 0 || op == Op::Hit;
-        Call::ready(Ok(Decision::new(
-            allowed,
-            0,
-            0,
-            (!allowed).then_some(window),
-            window,
-            Duration::ZERO,
-        )))
-    }
 }
 
 /// What [`http_peek`] finds of a key on one limit.
@@ -565,7 +517,9 @@ unsafe fn request(
         let headers = fields
             .chunks_exact(2)
             .map(|pair| (&buf[pair[0].clone()], &buf[pair[1].clone()]));
-        Some(sluicegate::http::front_end::request_parts(method, url, headers, peer))
+        Some(sluicegate::http::front_end::request_parts(
+            method, url, headers, peer,
+        ))
     })
 }
 
