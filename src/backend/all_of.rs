@@ -55,7 +55,8 @@ pub async fn all_of_each<Q: ?Sized + Sync>(
 
 /// [`all_of_each`] of a consuming check (`Op::Check`) that, when it admits, also keeps each
 /// member's receipt in `kept`, in order: what giving the whole request back later takes
-/// ([`Backend::undo`](super::Backend::undo) on each member).
+/// ([`Backend::undo`](super::Backend::undo) on each member). The HTTP decision's refunds use it.
+#[cfg(feature = "http")]
 pub(crate) async fn reserve_each<Q: ?Sized + Sync>(
     members: &[Member<'_, Q>],
     decisions: &mut Vec<Decision>,
@@ -117,6 +118,7 @@ pub(crate) async fn decide<T>(
 /// receipt, in order, so that the request can be given back later ([`Part::undo`]). The
 /// joint step is left out (a group's script answers no receipts): the parts are peeked, then
 /// reserved one by one. Nothing is kept on a denial or an error (nothing stays consumed).
+#[cfg(feature = "http")]
 pub(crate) async fn reserve<T>(
     parts: &[T],
     view: impl Fn(&T) -> &dyn Part,

@@ -36,6 +36,7 @@ impl Receipt {
     }
 
     /// True for a receipt that undoes nothing.
+    #[cfg(feature = "http")]
     pub(crate) fn is_none(&self) -> bool {
         matches!(self.0, Held::Nothing)
     }
