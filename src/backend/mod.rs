@@ -64,9 +64,9 @@ pub use joint::{Joint, JointStore};
 pub use part::{Member, Part};
 pub use receipt::{Receipt, Reservation};
 
+pub(crate) use all_of::{decide as decide_parts, summarize, Found};
 #[cfg(feature = "http")]
 pub(crate) use all_of::{reserve_each, Receipts};
-pub(crate) use all_of::{decide as decide_parts, summarize, Found};
 
 use crate::clock::Clock;
 use crate::keyed::KeyedLimiter;
