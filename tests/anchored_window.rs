@@ -178,3 +178,32 @@ fn configuration_reads_it_in_both_forms() {
     let wrong = serde_json::from_str::<Quota>(r#"{"limit": 1, "period": 1, "anchored": "yes"}"#);
     assert!(wrong.unwrap_err().to_string().contains("anchored"));
 }
+
+/// Changing a quota between aligned and anchored keeps what each key consumed: the count
+/// moves into the new kind's window holding now (anchored: one starting now).
+#[test]
+fn switching_between_aligned_and_anchored_keeps_the_count() {
+    let clock = ManualClock::new();
+    let limiter =
+        KeyedLimiter::<String, FixedWindow, _>::with_clock(Quota::per_minute(3), clock.clone())
+            .unwrap();
+    clock.set(secs(50));
+    assert!(limiter.check_n("k", 2).unwrap().is_allowed());
+    limiter.set_quota(Quota::per_minute(3).anchored()).unwrap();
+    clock.set(secs(70)); // past the aligned window's edge: the anchored one began at 50 s
+    let d = limiter.check("k");
+    assert!(d.is_allowed());
+    assert_eq!(d.remaining(), 0, "the 2 consumed stay consumed");
+    assert_eq!(
+        d.reset_after(),
+        secs(40),
+        "the window began when the quota changed"
+    );
+    limiter.set_quota(Quota::per_minute(3)).unwrap();
+    assert!(
+        limiter.check("k").is_denied(),
+        "back in the aligned window holding now"
+    );
+    clock.set(secs(120));
+    assert!(limiter.check("k").is_allowed());
+}
