@@ -22,6 +22,34 @@ pub struct DecidedLimit<'a> {
     pub decision: Decision,
 }
 
+/// Which of one request's limit `decisions` the headers report, by the rule every front end's
+/// headers follow: when some refused, the one that admits the request last (the longest wait;
+/// of equals, the first); otherwise the one with the least remaining (of equals, the one that
+/// resets last). `None` for no decisions. For a front end that reports one limit of several
+/// in its own terms (the service's status per descriptor).
+///
+/// ```
+/// use sluicegate::http::front_end::reported_limit;
+/// use sluicegate::{Limiter, Quota};
+///
+/// let (wide, narrow) = (Limiter::<sluicegate::algorithm::Gcra>::new(Quota::per_minute(100))?,
+///                       Limiter::<sluicegate::algorithm::Gcra>::new(Quota::per_minute(2))?);
+/// assert_eq!(reported_limit(&[wide.check(), narrow.check()]), Some(1));
+/// # Ok::<(), sluicegate::QuotaError>(())
+/// ```
+pub fn reported_limit(decisions: &[Decision]) -> Option<usize> {
+    if decisions.is_empty() {
+        return None;
+    }
+    let allowed = decisions.iter().all(Decision::is_allowed);
+    match summarize(decisions.iter().copied().enumerate(), allowed) {
+        Outcome::Admit { report, .. } => report.map(|report| report.limit),
+        Outcome::Deny { report, .. } => Some(report.limit),
+        Outcome::TableFull { limit } => Some(limit),
+        Outcome::Failed { limit, .. } => limit,
+    }
+}
+
 impl RateLimitHeaders {
     /// The headers a [`RequestLimiter`](super::RequestLimiter) would send for these limits'
     /// decisions, `allowed` saying whether the request as a whole was admitted: the policy

@@ -6,8 +6,8 @@
 use crate::limits::RuleQuota;
 use crate::status::{QuotaPart, Status};
 use sluicegate::backend::Op;
+use sluicegate::http::front_end::reported_limit;
 use sluicegate::Decision;
-use std::cmp::Reverse;
 use std::time::Duration;
 
 /// The first quota whose capacity no wait can bring `cost` within, if any: the request is
@@ -20,24 +20,12 @@ pub(super) fn too_costly(quotas: &[RuleQuota], cost: u32) -> Option<usize> {
     })
 }
 
-/// Which decision a status reports: denied, the denying quota that admits the request last
-/// (the longest wait); allowed, the one with the least remaining (ties: the one that resets
-/// last). One quota: that one.
+/// Which decision a status reports: the library's rule for the one the headers report
+/// (denied: the denying quota that admits the request last; allowed: the least remaining, of
+/// equals the one that resets last), so that the status and the `RateLimit` header name the
+/// same quota. One quota: that one.
 pub(super) fn reported(decisions: &[Decision]) -> usize {
-    let denied = decisions
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.is_denied())
-        // max_by_key keeps the last of equals: reversing the index keeps the first.
-        .max_by_key(|(i, d)| (d.retry_after().unwrap_or_default(), Reverse(*i)));
-    if let Some((i, _)) = denied {
-        return i;
-    }
-    decisions
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, d)| (d.remaining(), Reverse(d.reset_after())))
-        .map_or(0, |(i, _)| i)
+    reported_limit(decisions).unwrap_or(0)
 }
 
 /// `status` (reporting quota `at`) with each quota's part when there are several: the

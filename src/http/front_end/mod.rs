@@ -14,11 +14,12 @@
 //! - [`in_process_backend`], [`in_process_backend_bounded`] and [`key_extractor`]: a
 //!   [`Policy`](crate::policy::Policy)'s backend and key, for limits built one by one
 //!   (`RequestLimit::from_policy_on_redis_connected` connects a Redis one first).
-//! - [`DecidedLimit`]: the headers for limits decided elsewhere (`sluicegate-server`).
+//! - [`DecidedLimit`]: the headers for limits decided elsewhere (`sluicegate-server`), and
+//!   [`reported_limit`], which of them the headers report.
 
 mod options;
 
-pub use super::foreign::DecidedLimit;
+pub use super::foreign::{reported_limit, DecidedLimit};
 pub use super::key::{GivenKey, GivenKeys};
 pub use super::policy::{in_process_backend, in_process_backend_bounded, key_extractor};
 pub use super::request::request_parts;
