@@ -178,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             error(&[("limit", Raw::Int(1)), period.clone(), ("per", Raw::Int(1))]),
-            "quota.per: unknown field: expected limit, period or burst"
+            "quota.per: unknown field: expected limit, period, burst or anchored"
         );
         assert_eq!(
             error(&[
