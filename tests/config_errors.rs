@@ -104,7 +104,7 @@ fn bad_quota_fields_are_named() {
     );
     assert_error(
         r#"{ "name": "api", "quota": { "limit": 5, "period": "1s", "per": "minute" } }"#,
-        "quota.per: unknown field: expected limit, period or burst",
+        "quota.per: unknown field: expected limit, period, burst or anchored",
     );
     assert_error(
         r#"{ "name": "api", "quota": true }"#,
