@@ -18,11 +18,13 @@
 //! such as `quota: invalid quota "100/": expected a period unit after '/' at column 5`,
 //! `quota.limit: a quota's limit must be at least 1 request`,
 //! `algorithm: unknown algorithm "gcr": expected gcra, token-bucket, ...` or
-//! `quota.per: unknown field: expected limit, period, burst or anchored`. Each field is checked as it
-//! is read, so the format adds where in the file the bad value is: JSON its line and column,
-//! TOML a snippet with the value underlined, YAML its line and column after its own path of
-//! the value (`limits.algorithm: algorithm: unknown algorithm ...`). Whether an algorithm can run a quota (each has a range, see the algorithms'
-//! documentation) is checked when the limiter is built, as for quotas from anywhere else.
+//! `quota.per: unknown field: expected limit, period, burst or anchored`. Each field is checked
+//! as it is read, so the format adds where in the file the bad value is: JSON its line and
+//! column, TOML a snippet with the value underlined, YAML its line and column after its own
+//! path of the value (`limits.algorithm: algorithm: unknown algorithm ...`). Whether an
+//! algorithm can run a quota (each has a range, see the algorithms' documentation) is checked
+//! when the limiter is built, as for quotas from anywhere else
+//! ([`AlgorithmKind::check_quota`](crate::policy::AlgorithmKind::check_quota) asks before).
 //!
 //! ```
 //! use sluicegate::policy::{AlgorithmKind, KeySpec, Policy};
