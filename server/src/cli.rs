@@ -117,10 +117,11 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_SHUTDOWN_GRACE", default_value_t = 10)]
     pub shutdown_grace: u64,
 
-    /// Threads that serve requests: 0 (the default) runs one per CPU this process may use
-    /// (one thread when that is one); 1 runs everything on one thread (no work stealing or
-    /// cross-thread wake-ups: the least CPU per request, one core's throughput at most, as
-    /// Limitador's server runs); N, N threads.
+    /// Threads that serve gRPC: 0 (the default) runs one per CPU this process may use; 1
+    /// runs everything on one thread (one core's throughput at most, as Limitador's server
+    /// runs); N, N threads, each serving whole connections on a runtime of its own (no work
+    /// stealing, no wake-ups across threads), beside N threads for HTTP, Redis's
+    /// connections and the background tasks.
     #[arg(long, env = "SLUICEGATE_WORKERS", default_value_t = 0)]
     pub workers: usize,
 

@@ -41,17 +41,19 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     // One thread when asked, or when this process may use one CPU only (a container's
-    // quota): no work stealing, no wake-ups across threads.
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut builder = match args.workers {
-        0 if cpus == 1 => tokio::runtime::Builder::new_current_thread(),
-        1 => tokio::runtime::Builder::new_current_thread(),
-        0 => tokio::runtime::Builder::new_multi_thread(),
-        n => {
-            let mut builder = tokio::runtime::Builder::new_multi_thread();
-            builder.worker_threads(n);
-            builder
-        }
+    // quota): everything on it. Else gRPC on that many single-threaded runtimes of its own
+    // (grpc/serve.rs says why), and HTTP, Redis's connections and the background tasks on a
+    // multi-threaded one.
+    let threads = match args.workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let mut builder = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads);
+        builder
     };
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
@@ -60,7 +62,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(server::run(args)) {
+    match runtime.block_on(server::run(args, threads)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {
             eprintln!("sluicegate-server: {why}");

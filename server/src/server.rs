@@ -4,17 +4,16 @@
 use crate::cli::Args;
 use crate::config;
 use crate::engine::Engine;
-use crate::grpc::Rls;
 use crate::http::{self, Shared};
 use crate::limits::Backing;
-use crate::net::{self, Admission, Http1Settings, Idle};
+use crate::net::{self, Admission, Http1Settings};
 use crate::reload::{self, Reloader};
 use crate::{grpc, telemetry};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// How often idle keys (and idle override limiters) are dropped from the in-process
 /// limiters, so that the memory a flood of distinct values took comes back once their
@@ -45,8 +44,9 @@ pub fn backing(args: &Args) -> Backing {
     }
 }
 
-/// Serves until `SIGTERM` or `SIGINT`; the error says why it could not start.
-pub async fn run(args: Args) -> Result<(), String> {
+/// Serves until `SIGTERM` or `SIGINT`, gRPC on `grpc_threads` threads of its own (0 or 1:
+/// on this runtime); the error says why it could not start.
+pub async fn run(args: Args, grpc_threads: usize) -> Result<(), String> {
     let recorder = PrometheusBuilder::new()
         .set_buckets(LATENCY_BUCKETS)
         .map_err(|e| format!("cannot set up the metrics: {e}"))?
@@ -124,29 +124,23 @@ pub async fn run(args: Args) -> Result<(), String> {
         Admission::new("http", max_connections),
         stopped.clone(),
     );
-    let grpc_server = {
-        let mut stopped = stopped.clone();
-        let incoming = grpc_incoming(
-            grpc_listener,
-            Admission::new("grpc", max_connections),
-            Duration::from_secs(args.grpc_idle_timeout),
-        );
-        tonic::transport::Server::builder()
-            .timeout(Duration::from_secs(args.grpc_request_timeout))
-            .max_concurrent_streams(Some(args.grpc_max_streams))
-            .http2_keepalive_interval(Some(Duration::from_secs(args.grpc_keepalive_interval)))
-            .http2_keepalive_timeout(Some(Duration::from_secs(args.grpc_keepalive_timeout)))
-            .http2_max_header_list_size(Some(args.max_header_bytes))
-            .layer(grpc::oversize_layer())
-            .add_service(Rls::server_with_limit(
-                engine,
-                args.response_headers,
-                args.max_message_bytes,
-            ))
-            .serve_with_incoming_shutdown(incoming, async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            })
-    };
+    let grpc_server = grpc::serve(
+        grpc_listener,
+        Admission::new("grpc", max_connections),
+        grpc::Settings {
+            request_timeout: Duration::from_secs(args.grpc_request_timeout),
+            max_streams: args.grpc_max_streams,
+            keepalive_interval: Duration::from_secs(args.grpc_keepalive_interval),
+            keepalive_timeout: Duration::from_secs(args.grpc_keepalive_timeout),
+            max_header_bytes: args.max_header_bytes,
+            max_message_bytes: args.max_message_bytes,
+            response_headers: args.response_headers,
+            idle_timeout: Duration::from_secs(args.grpc_idle_timeout),
+        },
+        engine,
+        stopped.clone(),
+        grpc_threads,
+    );
     let grace = Duration::from_secs(args.shutdown_grace);
     let signals = async move {
         shutdown.await;
@@ -160,44 +154,11 @@ pub async fn run(args: Args) -> Result<(), String> {
     let servers = async { tokio::join!(http_server, grpc_server) };
     tokio::select! {
         ((), grpc_done) = servers => {
-            grpc_done.map_err(|e| format!("the gRPC server failed: {e}"))?;
+            grpc_done?;
         }
         () = signals => tracing::warn!("connections still open after {grace:?}: exiting anyway"),
     }
     Ok(())
-}
-
-/// The gRPC listener's connections, as tonic takes them: each admitted by `admission` (or
-/// closed at once), with `TCP_NODELAY`, closed after `idle` without a byte from the peer.
-/// The accepting task ends when tonic drops the stream (at shutdown), closing the listener.
-fn grpc_incoming(
-    listener: tokio::net::TcpListener,
-    admission: Admission,
-    idle: Duration,
-) -> tokio_stream::wrappers::ReceiverStream<std::io::Result<Idle>> {
-    let (send, receive) = mpsc::channel(16);
-    tokio::spawn(async move {
-        loop {
-            let stream = tokio::select! {
-                () = send.closed() => return,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        net::accept_failed("grpc", e).await;
-                        continue;
-                    }
-                },
-            };
-            let Some(slot) = admission.admit() else {
-                continue; // dropped: closed at once
-            };
-            let _ = stream.set_nodelay(true);
-            if send.send(Ok(Idle::new(stream, idle, slot))).await.is_err() {
-                return;
-            }
-        }
-    });
-    tokio_stream::wrappers::ReceiverStream::new(receive)
 }
 
 /// Every `SWEEP_EVERY`, drops the keys that are back to fresh from every in-process

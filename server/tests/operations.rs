@@ -196,8 +196,17 @@ async fn a_directory_gains_a_domain_and_sighup_reloads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_finishes_and_exits_0() {
-    let mut service = Service::start(&config(1000, "gcra"), &[]);
+async fn sigterm_finishes_and_exits_0_with_grpc_on_threads_of_its_own() {
+    sigterm_finishes_and_exits_0(&["--workers", "3"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_and_exits_0_with_everything_on_one_thread() {
+    sigterm_finishes_and_exits_0(&["--workers", "1"]).await;
+}
+
+async fn sigterm_finishes_and_exits_0(flags: &[&str]) {
+    let mut service = Service::start(&config(1000, "gcra"), flags);
     // Calls in flight while the signal arrives all get an answer or a refused connection,
     // never a broken one mid-call.
     let grpc = service.grpc;

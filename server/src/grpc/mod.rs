@@ -1,9 +1,12 @@
 //! `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` over gRPC; `oversize.rs`
-//! gives a message over the size limit its conventional code.
+//! gives a message over the size limit its conventional code; `serve.rs` serves the listener,
+//! on threads of its own when there are several.
 
 mod oversize;
+mod serve;
 
 pub use oversize::{layer as oversize_layer, OversizeLayer};
+pub use serve::{serve, Settings};
 
 use crate::engine::{Engine, Refusal};
 use crate::proto::rate_limit_service_server::{RateLimitService, RateLimitServiceServer};
