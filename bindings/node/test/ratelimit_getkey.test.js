@@ -8,7 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { rateLimit } = require('..');
 const { startRedis, freePort } = require('./support/redis');
-const { EXPRESS, expressApp, listen, get } = require('./support/apps');
+const { EXPRESS, serving, get } = require('./support/apps');
 
 let redis;
 test.before(async () => {
@@ -19,15 +19,6 @@ test.after(async () => {
 });
 
 /** Runs `fn(server)` with `middleware` in front of an app of `express`, closing it after. */
-async function serving(express, middleware, fn) {
-  const server = await listen(expressApp(express, middleware));
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-  }
-}
-
 let names = 0;
 for (const [label, express] of Object.entries(EXPRESS)) {
   for (const where of ['in process', 'on Redis']) {

@@ -9,7 +9,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { rateLimit } = require('..');
 const { startRedis } = require('./support/redis');
-const { EXPRESS, expressApp, listen, get } = require('./support/apps');
+const { EXPRESS, serving, get } = require('./support/apps');
 
 let redis;
 test.before(async () => {
@@ -18,15 +18,6 @@ test.before(async () => {
 test.after(async () => {
   await redis?.stop();
 });
-
-async function serving(express, middleware, fn) {
-  const server = await listen(expressApp(express, middleware));
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-  }
-}
 
 /** The `t=` of a draft-8 `RateLimit` header. */
 function resetOf(response) {

@@ -8,16 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { rateLimit } = require('..');
 const { freePort } = require('./support/redis');
-const { EXPRESS, expressApp, listen, get } = require('./support/apps');
-
-async function serving(express, middleware, fn) {
-  const server = await listen(expressApp(express, middleware));
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-  }
-}
+const { EXPRESS, serving, get } = require('./support/apps');
 
 for (const [label, express] of Object.entries(EXPRESS)) {
   test(`${label}: max: 0 refuses every request with a 429, Retry-After of one window and RateLimit r=0`, async () => {

@@ -66,4 +66,14 @@ function rateLimitHeaders(response, also = []) {
   return response.raw.filter(([name]) => names.has(name.toLowerCase())).sort(([a], [b]) => a.localeCompare(b));
 }
 
-module.exports = { EXPRESS, expressApp, listen, get, rateLimitHeaders };
+/** Serves `middleware` in an app of `express` for the time of `fn(server)`, then closes it. */
+async function serving(express, middleware, fn) {
+  const server = await listen(expressApp(express, middleware));
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+module.exports = { EXPRESS, expressApp, listen, serving, get, rateLimitHeaders };
