@@ -25,7 +25,7 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// Concurrent streams per connection.
     pub max_streams: u32,
-    /// How often to ping an idle connection, and how long to wait for the answer.
+    /// How often to ping a connection.
     pub keepalive_interval: Duration,
     /// How long a ping's answer may take.
     pub keepalive_timeout: Duration,
@@ -122,21 +122,10 @@ async fn hand_out(
 ) {
     let mut next = 0;
     loop {
-        let accepted = tokio::select! {
+        let (stream, slot) = tokio::select! {
             _ = stopped.wait_for(|stop| *stop) => return,
-            accepted = listener.accept() => accepted,
+            admitted = next_admitted(&listener, &admission) => admitted,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                net::accept_failed("grpc", e).await;
-                continue;
-            }
-        };
-        let Some(slot) = admission.admit() else {
-            continue; // dropped: closed at once
-        };
-        let _ = stream.set_nodelay(true);
         // Non-blocking still, as the thread's runtime takes it.
         let Ok(stream) = stream.into_std() else {
             continue;
@@ -149,10 +138,9 @@ async fn hand_out(
     }
 }
 
-/// The listener's connections, as tonic takes them on the calling runtime: each admitted by
-/// `admission` (or closed at once), with `TCP_NODELAY`, closed after `idle` without a byte
-/// from the peer. The accepting task ends when tonic drops the stream (at shutdown),
-/// closing the listener.
+/// The listener's connections, as tonic takes them on the calling runtime, each closed after
+/// `idle` without a byte from the peer. The accepting task ends when tonic drops the stream
+/// (at shutdown), closing the listener.
 fn accept_here(
     listener: tokio::net::TcpListener,
     admission: Admission,
@@ -161,26 +149,35 @@ fn accept_here(
     let (send, receive) = mpsc::channel(16);
     tokio::spawn(async move {
         loop {
-            let stream = tokio::select! {
+            let (stream, slot) = tokio::select! {
                 () = send.closed() => return,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        net::accept_failed("grpc", e).await;
-                        continue;
-                    }
-                },
+                admitted = next_admitted(&listener, &admission) => admitted,
             };
-            let Some(slot) = admission.admit() else {
-                continue; // dropped: closed at once
-            };
-            let _ = stream.set_nodelay(true);
             if send.send(Ok(Idle::new(stream, idle, slot))).await.is_err() {
                 return;
             }
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(receive)
+}
+
+/// The next connection `admission` lets in (one over the cap is closed at once), with
+/// `TCP_NODELAY`. Cancel-safe: nothing accepted is lost when a `select!` drops it.
+async fn next_admitted(
+    listener: &tokio::net::TcpListener,
+    admission: &Admission,
+) -> (tokio::net::TcpStream, Slot) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                if let Some(slot) = admission.admit() {
+                    let _ = stream.set_nodelay(true);
+                    return (stream, slot);
+                }
+            }
+            Err(e) => net::accept_failed("grpc", e).await,
+        }
+    }
 }
 
 /// tonic, with the listener's settings, over `incoming`, until `stopped` turns true.
