@@ -4,7 +4,7 @@
 //! handed to it in turn by one accepting task: a request is read, decided and answered on
 //! the thread that owns its connection, with no work stealing and no wake-up across threads
 //! (an in-process decision never leaves it). On a multi-threaded runtime the same load cost
-//! about twice the CPU per request (BENCHMARKS.md, "Issue 33"). One HTTP/2 connection is
+//! 1.5-1.7x the CPU per request (BENCHMARKS.md, "Issue 33"). One HTTP/2 connection is
 //! then served by one thread, as by Limitador's server and Envoy's own workers; a proxy
 //! opens one per worker thread, so its load spreads.
 
