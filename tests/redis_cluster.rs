@@ -175,3 +175,35 @@ async fn concurrent_calls_batch_per_slot_and_admit_exactly_the_quota() {
     let stats = gcra.stats();
     assert!(stats.largest_batch > 1, "calls batched per slot: {stats:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_on_any_node_reaches_every_process_deny_cache() {
+    let cluster = RedisCluster::start(3);
+    let clock = ManualClock::new();
+    let quota = Quota::per_hour(1);
+    // Two processes' limiters of one limit; `here` caches denials (and listens on one node).
+    let here = on_cluster::<Gcra>(&cluster, quota, "heard:", &clock).await;
+    let there = on_cluster::<Gcra>(&cluster, quota, "heard:", &clock).await;
+    let keys: Vec<String> = (0..KEYS).map(|i| format!("user:{i}")).collect();
+    for key in &keys {
+        assert!(here.check(key).await.unwrap().is_allowed());
+        assert!(here.check(key).await.unwrap().is_denied());
+    }
+    assert_eq!(here.deny_cache_len(), KEYS);
+    // The keys' slots are on every node; each reset is published where its key lives.
+    for key in &keys {
+        assert!(there.reset(key).await.unwrap(), "{key}");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while here.deny_cache_len() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} resets unheard",
+            here.deny_cache_len()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for key in &keys {
+        assert!(here.check(key).await.unwrap().is_allowed(), "{key}");
+    }
+}

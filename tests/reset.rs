@@ -19,6 +19,7 @@ use sluicegate::redis::{AnyRedisLimiter, RedisLimiter};
 use sluicegate::{Algorithm, KeyedLimiter, Limiter, Quota};
 use std::sync::Arc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 /// Exhausts `key` (and pushes it into debt with a hit), resets it, and finds it fresh: the
 /// same answers as a key never seen.
@@ -167,3 +168,68 @@ async fn redis_forgets_a_key_for_every_process() -> Result<(), Box<dyn std::erro
     assert!(cached.check("bob").await?.is_allowed());
     Ok(())
 }
+
+/// Subscribers of the reset channels under `prefix`, as Redis counts them.
+fn reset_subscribers(server: &RedisServer, prefix: &str) -> usize {
+    let channels = server.cli(&["PUBSUB", "CHANNELS", &format!("{prefix}resets:*")]);
+    channels
+        .lines()
+        .map(|channel| {
+            let counts = server.cli(&["PUBSUB", "NUMSUB", channel]);
+            counts.lines().nth(1).unwrap().parse::<usize>().unwrap()
+        })
+        .sum()
+}
+
+/// Polls `done` every 10 ms until it holds, for at most `within`.
+async fn eventually(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_process_forgets_its_cached_denial_when_it_hears_the_reset(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut server = RedisServer::start();
+    let url = server.url();
+    let connect = || RedisLimiter::<Gcra>::builder(Quota::per_hour(1), &url).prefix("heard:");
+    // Two processes' limiters of one limit; only `here` caches denials, so only it listens.
+    let here = connect().connect().await?;
+    let there = connect().deny_cache(false).connect().await?;
+    assert!(eventually(SECONDS_5, || reset_subscribers(&server, "heard:") == 1).await);
+
+    assert!(here.check("carol").await?.is_allowed());
+    assert!(here.check("carol").await?.is_denied());
+    assert_eq!(here.deny_cache_len(), 1, "an hour's countdown, cached here");
+    assert!(there.reset("carol").await?);
+    assert!(
+        eventually(SECONDS_5, || here.deny_cache_len() == 0).await,
+        "the reset was heard"
+    );
+    assert!(here.check("carol").await?.is_allowed());
+
+    // Resets published while Redis was away are never missed: resubscribing forgets every
+    // cached denial (here Redis restarted empty, so the key is new there too).
+    assert!(here.check("carol").await?.is_denied());
+    assert_eq!(here.deny_cache_len(), 1);
+    server.kill();
+    server.restart();
+    assert!(eventually(SECONDS_5, || here.deny_cache_len() == 0).await);
+    assert!(eventually(SECONDS_5, || reset_subscribers(&server, "heard:") == 1).await);
+
+    // The subscription ends with the limiter; without the watch there is none.
+    drop(here);
+    assert!(eventually(SECONDS_5, || reset_subscribers(&server, "heard:") == 0).await);
+    let _deaf = connect().reset_watch(false).connect().await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(reset_subscribers(&server, "heard:"), 0);
+    Ok(())
+}
+
+const SECONDS_5: Duration = Duration::from_secs(5);

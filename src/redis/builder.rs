@@ -10,6 +10,7 @@ use super::keys::KeySpace;
 use super::limiter::RedisLimiter;
 use super::link::{Endpoint, Link};
 use super::params::Params;
+use super::reset_watch::ResetWatch;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use crate::algorithm::AlgorithmKind;
@@ -19,6 +20,7 @@ use crate::quota::Quota;
 use crate::state::Algorithm;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The prefix of every key, unless [`RedisBuilder::prefix`] says otherwise.
@@ -73,6 +75,7 @@ pub struct RedisBuilder<A, C> {
     batching: bool,
     deny_cache: bool,
     deny_cache_capacity: usize,
+    reset_watch: bool,
     fallback: Fallback,
     /// The algorithm: `A::KIND` for a typed builder, any for an [`AnyRedisLimiter`]'s.
     kind: AlgorithmKind,
@@ -98,6 +101,7 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             batching: true,
             deny_cache: true,
             deny_cache_capacity: DEFAULT_DENY_CACHE_CAPACITY,
+            reset_watch: true,
             fallback: Fallback::Error,
             algorithm: PhantomData,
         }
@@ -188,6 +192,16 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
         self
     }
 
+    /// Hears other processes' [`reset`](RedisLimiter::reset)s of this limit's keys (the
+    /// default), so that a denial cached here, or the local fallback's state, is forgotten
+    /// with them: one more connection, subscribed to the limit's reset channel, while the
+    /// limiter has a deny cache or a local fallback. Off, another process's reset reaches
+    /// this process's cached denials only when their countdown ends.
+    pub fn reset_watch(mut self, on: bool) -> Self {
+        self.reset_watch = on;
+        self
+    }
+
     /// What to answer while Redis times out or cannot be reached (default
     /// [`Fallback::Error`]: return the error).
     pub fn fallback(mut self, fallback: Fallback) -> Self {
@@ -219,6 +233,7 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             batching: self.batching,
             deny_cache: self.deny_cache,
             deny_cache_capacity: self.deny_cache_capacity,
+            reset_watch: self.reset_watch,
             fallback: self.fallback,
             kind,
             algorithm: PhantomData,
@@ -236,14 +251,14 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
         let time = self.clock.take();
         let local = time.local_clock();
         let standby = Standby::new(self.fallback, self.quota, local.clone())?;
-        let link = Link::connect(&Endpoint {
+        let endpoint = Endpoint {
             url: self.url,
             cluster: self.cluster,
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             lazy: self.lazy,
-        })
-        .await?;
+        };
+        let link = Link::connect(&endpoint).await?;
         let name = self.name.unwrap_or_else(|| self.prefix.clone());
         let inner = Inner {
             max_cost: params.max_cost(&self.quota),
@@ -258,8 +273,24 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             standby,
             telemetry: Telemetry::new(&name, self.fallback.label()),
             name,
+            reset_watch: OnceLock::new(),
         };
-        Ok(RedisLimiter::from_inner(inner))
+        let limiter = RedisLimiter::from_inner(inner);
+        if self.reset_watch && limiter.inner.remembers_keys() {
+            let shared = Arc::downgrade(&limiter.inner);
+            let watch = ResetWatch::start(
+                endpoint.nodes().into_iter().map(str::to_owned).collect(),
+                limiter.inner.keys.reset_channel(),
+                endpoint.connect_timeout,
+                Box::new(move |key| {
+                    if let Some(inner) = shared.upgrade() {
+                        inner.forget_locally(key);
+                    }
+                }),
+            );
+            let _ = limiter.inner.reset_watch.set(watch);
+        }
+        Ok(limiter)
     }
 }
 
@@ -287,6 +318,7 @@ impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
             .field("lazy", &self.lazy)
             .field("deny_cache", &self.deny_cache)
             .field("deny_cache_capacity", &self.deny_cache_capacity)
+            .field("reset_watch", &self.reset_watch)
             .field("fallback", &self.fallback)
             .finish()
     }

@@ -6,9 +6,9 @@
 //! cost that was denied, itself: denied, `remaining` 0, and the `retry_after` and
 //! `reset_after` Redis would give, measured to the same instants. Other costs ask Redis (a
 //! denial of 5 says nothing exact about 2). Nothing recorded elsewhere can make an earlier
-//! admission possible (other servers only consume; the one exception, an undo (a composite
-//! after a race, an HTTP refund) in another process, errs toward denial there; an undo in
-//! this process forgets the key here), so the cache never denies what Redis would admit; it
+//! admission possible (other servers only consume; an undo (a composite after a race, an
+//! HTTP refund) in another process errs toward denial there; an undo in this process
+//! forgets the key here; a reset anywhere is heard and forgotten: `reset_watch`), so the cache never denies what Redis would admit; it
 //! only saves the round trips: under a flood from one client, Redis sees about one call per
 //! `retry_after` per server.
 //!
@@ -164,6 +164,15 @@ impl DenyCache {
         let mut shard = self.shard(key).lock().unwrap_or_else(|e| e.into_inner());
         if shard.remove(key).is_some() {
             self.len.fetch_sub(1, Relaxed);
+        }
+    }
+
+    /// Forgets every key: resets may have been missed (see `reset_watch`).
+    pub(crate) fn clear(&self) {
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            self.len.fetch_sub(shard.len(), Relaxed);
+            shard.clear();
         }
     }
 

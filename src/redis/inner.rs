@@ -11,6 +11,7 @@ use super::keys::KeySpace;
 use super::link::failing_key;
 use super::params::Params;
 use super::reply::{self, ScriptAnswer};
+use super::reset_watch::ResetWatch;
 use super::telemetry::Telemetry;
 use super::time::TimeSource;
 use super::undo::Undo;
@@ -20,7 +21,7 @@ use crate::decision::Decision;
 use crate::quota::Quota;
 use crate::state::Algorithm;
 use redis::Value;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Everything the clones of a limiter share.
@@ -36,6 +37,8 @@ pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
     pub(crate) standby: Standby<A, C::Local>,
     pub(crate) name: String,
     pub(crate) telemetry: Telemetry,
+    /// Other processes' resets, heard while this limiter lives (set once it is shared).
+    pub(crate) reset_watch: OnceLock<ResetWatch>,
 }
 
 impl<A: Algorithm, C: TimeSource> Inner<A, C> {
@@ -51,6 +54,32 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             Some(us) => (Some(us), us),
             None => (None, self.local.now() / 1_000),
         }
+    }
+
+    /// Forgets what this process remembers of `key` (its cached denial, its local fallback
+    /// state) or, for `None`, every cached denial.
+    pub(crate) fn forget_locally(&self, key: Option<&str>) {
+        match key {
+            Some(key) => {
+                if let Some(cache) = &self.deny_cache {
+                    cache.forget(key);
+                }
+                if let Standby::Local(local) = &self.standby {
+                    local.reset(key);
+                }
+            }
+            None => {
+                if let Some(cache) = &self.deny_cache {
+                    cache.clear();
+                }
+            }
+        }
+    }
+
+    /// Whether this process remembers anything of keys that another process's reset must
+    /// clear.
+    pub(crate) fn remembers_keys(&self) -> bool {
+        self.deny_cache.is_some() || matches!(self.standby, Standby::Local(_))
     }
 
     /// The deny cache's answer, if it has one.

@@ -82,6 +82,12 @@ impl KeySpace {
         name
     }
 
+    /// The pub/sub channel on which resets of this limit's keys are published: under the
+    /// prefix, and as specific as a key name (another quota's keys are other keys).
+    pub(crate) fn reset_channel(&self) -> String {
+        format!("{}resets:{}", self.prefix, self.suffix)
+    }
+
     /// The prefix.
     pub(crate) fn prefix(&self) -> &str {
         &self.prefix

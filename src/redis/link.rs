@@ -34,7 +34,7 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     /// The nodes of a cluster's seed list.
-    fn nodes(&self) -> Vec<&str> {
+    pub(crate) fn nodes(&self) -> Vec<&str> {
         self.url
             .split(',')
             .map(str::trim)

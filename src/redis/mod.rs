@@ -94,7 +94,10 @@
 //! denies that key itself until the instant a single request would be admitted, with the
 //! exact numbers Redis would give (`remaining` 0, the remaining `retry_after`, and
 //! `reset_after`) if no other server wrote meanwhile; other servers can only push the next
-//! admission later, so it never denies what Redis would admit. It is aware of cost: it
+//! admission later, so it never denies what Redis would admit. The one exception, a
+//! [`reset`](RedisLimiter::reset) in another process, is heard over Redis pub/sub
+//! ([`RedisBuilder::reset_watch`]) and forgotten here within the message's flight; a lost
+//! subscription forgets every cached denial when it resubscribes. It is aware of cost: it
 //! answers requests of cost 1 and of the cost Redis denied; a request of another cost asks
 //! Redis. Times are on the limiter's own timeline: a client clock's readings, exactly as
 //! sent to Redis; with Redis's clock, a local monotonic clock read when the denied call was
@@ -161,6 +164,7 @@ mod link;
 mod params;
 mod reply;
 mod reset;
+mod reset_watch;
 mod scripts;
 mod telemetry;
 mod time;

@@ -331,6 +331,8 @@ async fn redis(
             .prefix(prefix)
             .name(prefix.trim_end_matches(':'))
             .cluster(cluster)
+            // The service never resets a key: no subscription per rule to hear resets.
+            .reset_watch(false)
     };
     if eager {
         match builder()

@@ -166,8 +166,8 @@ class RedisLimiter:
     def ahit(self, key: str, n: int = 1) -> Coroutine[Any, Any, Decision]:
         """`hit`, awaitable."""
     def reset(self, key: str) -> bool:
-        """Forgets `key` for every process sharing this limit (and this process's deny cache
-        and local fallback forget it): blocks. Whether Redis held a state for it."""
+        """Forgets `key` for every process sharing this limit (and every process's deny cache
+        and local fallback forget it, others when they hear it): blocks. Whether Redis held a state for it."""
     def areset(self, key: str) -> Coroutine[Any, Any, bool]:
         """`reset`, awaitable."""
     def close(self) -> None:

@@ -1,0 +1,74 @@
+//! [`ResetWatch`]: resets made by other processes, heard over Redis pub/sub, so that this
+//! process forgets what it remembers of the key too.
+//!
+//! [`RedisLimiter::reset`](super::RedisLimiter::reset) publishes the key on its limit's
+//! channel in the same script as the `DEL`. A limiter that remembers denials (its deny
+//! cache) or keeps local state (its local fallback) holds one subscribed connection and
+//! forgets every key it hears; without it, another process's cached denial would outlive a
+//! reset by up to its `retry_after`.
+//!
+//! Each (re)subscription starts by forgetting every cached denial, so a reset published
+//! while the subscription was down is never missed: those keys are only asked of Redis
+//! again. What remains is the message's own flight: a request that reaches this process
+//! within a few hundred microseconds of another process's reset may still see the denial.
+
+use super::health::PROBE_INTERVAL;
+use redis::aio::PubSubStream;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::time::Duration;
+use tokio::task::AbortHandle;
+
+/// Forgets one key, or (`None`, on subscribing) every cached denial.
+pub(crate) type Forget = Box<dyn Fn(Option<&str>) + Send + Sync>;
+
+/// The subscription's task, ended when the limiter (which owns this) is dropped.
+#[derive(Debug)]
+pub(crate) struct ResetWatch(AbortHandle);
+
+impl Drop for ResetWatch {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl ResetWatch {
+    /// Subscribes to `channel` on the first of `nodes` that answers (on a cluster every node
+    /// hears every `PUBLISH`), resubscribing whenever the connection ends. Needs a tokio
+    /// runtime.
+    pub(crate) fn start(
+        nodes: Vec<String>,
+        channel: String,
+        connect_timeout: Duration,
+        forget: Forget,
+    ) -> ResetWatch {
+        let task = tokio::spawn(async move {
+            for node in nodes.iter().cycle() {
+                if let Some(mut messages) = subscribe(node, &channel, connect_timeout).await {
+                    forget(None);
+                    while let Some(message) =
+                        poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut messages), cx))
+                            .await
+                    {
+                        if let Ok(key) = std::str::from_utf8(message.get_payload_bytes()) {
+                            forget(Some(key));
+                        }
+                    }
+                }
+                tokio::time::sleep(PROBE_INTERVAL).await;
+            }
+        });
+        ResetWatch(task.abort_handle())
+    }
+}
+
+/// A connection subscribed to `channel`, or `None` if `node` did not answer in time.
+async fn subscribe(node: &str, channel: &str, timeout: Duration) -> Option<PubSubStream> {
+    let client = redis::Client::open(node).ok()?;
+    let subscribed = async {
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channel).await?;
+        redis::RedisResult::Ok(pubsub.into_on_message())
+    };
+    tokio::time::timeout(timeout, subscribed).await.ok()?.ok()
+}
