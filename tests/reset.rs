@@ -233,3 +233,30 @@ async fn another_process_forgets_its_cached_denial_when_it_hears_the_reset(
 }
 
 const SECONDS_5: Duration = Duration::from_secs(5);
+
+#[tokio::test]
+async fn a_user_whose_acl_allows_no_channel_still_resets() -> Result<(), Box<dyn std::error::Error>>
+{
+    let server = RedisServer::start();
+    let rule = [
+        "ACL",
+        "SETUSER",
+        "keys-only",
+        "on",
+        ">pw",
+        "~*",
+        "+@all",
+        "resetchannels",
+    ];
+    assert_eq!(server.cli(&rule), "OK");
+    let url = format!("redis://keys-only:pw@127.0.0.1:{}/", server.port());
+    let limiter = RedisLimiter::<Gcra>::connect(Quota::per_hour(1), &url).await?;
+    assert!(limiter.check("dave").await?.is_allowed());
+    assert!(limiter.check("dave").await?.is_denied());
+    assert!(
+        limiter.reset("dave").await?,
+        "the DEL counts; the PUBLISH is refused"
+    );
+    assert!(limiter.check("dave").await?.is_allowed());
+    Ok(())
+}

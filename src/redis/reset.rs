@@ -12,9 +12,10 @@ use std::sync::OnceLock;
 
 /// One `DEL` of the key's state and one `PUBLISH` of the key on the limit's reset channel
 /// (for other processes' deny caches: see `reset_watch`), as a script so that it takes the
-/// link's one call path (its timeout, its health, the key's node on a cluster).
+/// link's one call path (its timeout, its health, the key's node on a cluster). A user
+/// whose ACL allows no channel still resets: the `PUBLISH` is a `pcall`.
 const CODE: &str = "local deleted = redis.call('DEL', KEYS[1]) \
-                    redis.call('PUBLISH', ARGV[1], ARGV[2]) \
+                    redis.pcall('PUBLISH', ARGV[1], ARGV[2]) \
                     return deleted";
 
 fn script() -> &'static Script {

@@ -19,6 +19,9 @@ use std::pin::Pin;
 use std::time::Duration;
 use tokio::task::AbortHandle;
 
+/// The longest wait between failed attempts to subscribe.
+const MAX_WAIT: Duration = Duration::from_secs(5);
+
 /// Forgets one key, or (`None`, on subscribing) every cached denial.
 pub(crate) type Forget = Box<dyn Fn(Option<&str>) + Send + Sync>;
 
@@ -43,9 +46,11 @@ impl ResetWatch {
         forget: Forget,
     ) -> ResetWatch {
         let task = tokio::spawn(async move {
+            let mut wait = PROBE_INTERVAL;
             for node in nodes.iter().cycle() {
                 if let Some(mut messages) = subscribe(node, &channel, connect_timeout).await {
                     forget(None);
+                    wait = PROBE_INTERVAL;
                     while let Some(message) =
                         poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut messages), cx))
                             .await
@@ -54,8 +59,11 @@ impl ResetWatch {
                             forget(Some(key));
                         }
                     }
+                } else {
+                    // Down, or refused for good (an ACL without this channel): ask less often.
+                    wait = (wait * 2).min(MAX_WAIT);
                 }
-                tokio::time::sleep(PROBE_INTERVAL).await;
+                tokio::time::sleep(wait).await;
             }
         });
         ResetWatch(task.abort_handle())
