@@ -169,6 +169,9 @@ async fn redis_forgets_a_key_for_every_process() -> Result<(), Box<dyn std::erro
     Ok(())
 }
 
+/// How long a test waits for a message to be heard.
+const SECONDS_5: Duration = Duration::from_secs(5);
+
 /// Subscribers of the reset channels under `prefix`, as Redis counts them.
 fn reset_subscribers(server: &RedisServer, prefix: &str) -> usize {
     let channels = server.cli(&["PUBSUB", "CHANNELS", &format!("{prefix}resets:*")]);
@@ -231,8 +234,6 @@ async fn another_process_forgets_its_cached_denial_when_it_hears_the_reset(
     assert_eq!(reset_subscribers(&server, "heard:"), 0);
     Ok(())
 }
-
-const SECONDS_5: Duration = Duration::from_secs(5);
 
 #[tokio::test]
 async fn a_user_whose_acl_allows_no_channel_still_resets() -> Result<(), Box<dyn std::error::Error>>

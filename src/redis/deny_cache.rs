@@ -8,9 +8,9 @@
 //! denial of 5 says nothing exact about 2). Nothing recorded elsewhere can make an earlier
 //! admission possible (other servers only consume; an undo (a composite after a race, an
 //! HTTP refund) in another process errs toward denial there; an undo in this process
-//! forgets the key here; a reset anywhere is heard and forgotten: `reset_watch`), so the cache never denies what Redis would admit; it
-//! only saves the round trips: under a flood from one client, Redis sees about one call per
-//! `retry_after` per server.
+//! forgets the key here; a reset anywhere is heard and forgotten: `reset_watch`), so the
+//! cache never denies what Redis would admit; it only saves the round trips: under a flood
+//! from one client, Redis sees about one call per `retry_after` per server.
 //!
 //! Times are whole microseconds on the limiter's own timeline: with a client clock, the very
 //! readings sent to Redis (so the answers are Redis's, exactly); with Redis's `TIME`, a local

@@ -10,7 +10,7 @@
 //! Each (re)subscription starts by forgetting every cached denial, so a reset published
 //! while the subscription was down is never missed: those keys are only asked of Redis
 //! again. What remains is the message's own flight: a request that reaches this process
-//! within a few hundred microseconds of another process's reset may still see the denial.
+//! before the message does may still see the denial.
 
 use super::health::PROBE_INTERVAL;
 use redis::aio::PubSubStream;

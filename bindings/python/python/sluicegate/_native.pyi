@@ -167,7 +167,8 @@ class RedisLimiter:
         """`hit`, awaitable."""
     def reset(self, key: str) -> bool:
         """Forgets `key` for every process sharing this limit (and every process's deny cache
-        and local fallback forget it, others when they hear it): blocks. Whether Redis held a state for it."""
+        and local fallback forget it, others when they hear it): blocks. Whether Redis held
+        a state for it."""
     def areset(self, key: str) -> Coroutine[Any, Any, bool]:
         """`reset`, awaitable."""
     def close(self) -> None:
