@@ -261,3 +261,18 @@ async fn a_user_whose_acl_allows_no_channel_still_resets() -> Result<(), Box<dyn
     assert!(limiter.check("dave").await?.is_allowed());
     Ok(())
 }
+
+#[tokio::test]
+async fn the_watch_subscribes_with_a_password_that_holds_a_comma(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = RedisServer::start();
+    let rule = ["ACL", "SETUSER", "comma", "on", ">p,w", "~*", "&*", "+@all"];
+    assert_eq!(server.cli(&rule), "OK");
+    let url = format!("redis://comma:p,w@127.0.0.1:{}/", server.port());
+    let _limiter = RedisLimiter::<Gcra>::builder(Quota::per_hour(1), &url)
+        .prefix("comma:")
+        .connect()
+        .await?;
+    assert!(eventually(SECONDS_5, || reset_subscribers(&server, "comma:") == 1).await);
+    Ok(())
+}

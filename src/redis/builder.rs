@@ -279,7 +279,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
         if self.reset_watch && limiter.inner.remembers_keys() {
             let shared = Arc::downgrade(&limiter.inner);
             let watch = ResetWatch::start(
-                endpoint.nodes().into_iter().map(str::to_owned).collect(),
+                endpoint.node_urls(),
                 limiter.inner.keys.reset_channel(),
                 endpoint.connect_timeout,
                 Box::new(move |key| {

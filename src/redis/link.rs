@@ -33,8 +33,17 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
+    /// The URL of each node to reach: the one URL as given (a password may hold a comma), or
+    /// each seed node of a cluster.
+    pub(crate) fn node_urls(&self) -> Vec<String> {
+        if !self.cluster {
+            return vec![self.url.clone()];
+        }
+        self.nodes().into_iter().map(str::to_owned).collect()
+    }
+
     /// The nodes of a cluster's seed list.
-    pub(crate) fn nodes(&self) -> Vec<&str> {
+    fn nodes(&self) -> Vec<&str> {
         self.url
             .split(',')
             .map(str::trim)
