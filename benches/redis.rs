@@ -12,7 +12,12 @@
 //!    cache.
 //! 3. Redis memory per key at 100,000 keys for each algorithm (`MEMORY USAGE`).
 //!
-//! `cargo bench --features redis --bench redis` (add `-- --quick` for shorter runs).
+//! 4. With the sluicegate Redis module (`redis-module/`, built first with
+//!    `cargo build --release -p sluicegate-redis-module`), batched decisions per second at
+//!    256 tasks against the floor's calls per second.
+//!
+//! `cargo bench --features redis --bench redis` (add `-- --quick` for shorter runs,
+//! `-- --module-only` for the fourth part alone).
 
 #[path = "../tests/support/redis_server.rs"]
 mod redis_server;
@@ -206,11 +211,23 @@ async fn algorithm<A: Algorithm>(
     duration: Duration,
     batching: bool,
 ) -> Run {
+    decide::<A>(server, tasks, duration, batching, false).await
+}
+
+/// `algorithm`, with the sluicegate Redis module's command when `module`.
+async fn decide<A: Algorithm>(
+    server: &RedisServer,
+    tasks: usize,
+    duration: Duration,
+    batching: bool,
+    module: bool,
+) -> Run {
     let url = server.url();
     let limiter = RedisLimiter::<A>::builder(Quota::per_second(100), &url)
         .prefix("bench:")
         .deny_cache(false)
         .batching(batching)
+        .module(module)
         .timeout(Duration::from_secs(5))
         .connect()
         .await
@@ -548,6 +565,80 @@ async fn memory(server: &RedisServer) {
     server.cli(&["FLUSHALL"]);
 }
 
+/// The module built beside the benches (`cargo build --release -p sluicegate-redis-module`),
+/// or `SLUICEGATE_REDIS_MODULE`.
+fn module_path() -> Option<String> {
+    let path = std::env::var("SLUICEGATE_REDIS_MODULE").unwrap_or_else(|_| {
+        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+        format!("{target}/release/libsluicegate_redis.so")
+    });
+    // redis-server runs in a directory of its own: it needs the whole path.
+    let path = std::fs::canonicalize(path).ok()?;
+    path.to_str().map(str::to_owned)
+}
+
+/// Batched decisions by the module's command against the floor (a bare `EVALSHA`, on a
+/// Redis without the module) at 256 tasks: the K-batching target of issue 33.
+async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
+    println!("\n### With the sluicegate Redis module (SLUICEGATE.DECIDE), 256 tasks\n");
+    let Some(path) = module_path() else {
+        println!("(not run: build it with `cargo build --release -p sluicegate-redis-module`)");
+        return;
+    };
+    let server = RedisServer::start_with(&["--loadmodule", &path]);
+    println!(
+        "| algorithm | decisions/s | / floor's calls/s | p50 µs | p99 µs | Redis CPU µs/decision (/ floor's per call) | the scripts batched: decisions/s / floor's |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let tasks = 256;
+    let client = redis::Client::open(floor_server.url().as_str()).unwrap();
+    let conn = ConnectionManager::new(client).await.unwrap();
+    let run = floor(floor_server.port(), &conn, tasks, duration).await;
+    let base = (
+        run.rate(),
+        run.server_cpu / run.latencies.len() as f64 * 1e6,
+    );
+    macro_rules! pair {
+        ($a:ty, $name:literal) => {{
+            let scripts = decide::<$a>(floor_server, tasks, duration, true, false)
+                .await
+                .rate();
+            let mut run = decide::<$a>(&server, tasks, duration, true, true).await;
+            let rate = run.rate();
+            let (p50, p99) = (run.percentile(0.50), run.percentile(0.99));
+            let cpu = run.server_cpu / run.latencies.len() as f64 * 1e6;
+            println!(
+                "| {} | {rate:.0} | {:.2}x | {:.0} | {:.0} | {cpu:.2} ({:.2}x) | {:.2}x |",
+                $name,
+                rate / base.0,
+                p50.as_secs_f64() * 1e6,
+                p99.as_secs_f64() * 1e6,
+                cpu / base.1,
+                scripts / base.0,
+            );
+        }};
+    }
+    pair!(Gcra, "Gcra");
+    pair!(TokenBucket, "TokenBucket");
+    pair!(LeakyBucket, "LeakyBucket");
+    pair!(FixedWindow, "FixedWindow");
+    let calls = server.cli(&["INFO", "commandstats"]);
+    let native = calls
+        .lines()
+        .any(|line| line.starts_with("cmdstat_sluicegate.decide:"));
+    let scripts = calls
+        .lines()
+        .any(|line| line.starts_with("cmdstat_evalsha:"));
+    assert!(
+        native && !scripts,
+        "every decision went to the module: {calls}"
+    );
+    println!(
+        "\nfloor: {:.0} calls/s, Redis CPU {:.2} µs a call",
+        base.0, base.1
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|arg| arg == "--quick");
     let duration = Duration::from_millis(if quick { 300 } else { 1_500 });
@@ -568,8 +659,14 @@ fn main() {
         server.port(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    let module_only = std::env::args().any(|arg| arg == "--module-only");
     runtime.block_on(async {
+        if module_only {
+            module_throughput(&server, duration).await;
+            return;
+        }
         throughput(&server, duration).await;
+        module_throughput(&server, duration).await;
         script_time(&server, duration).await;
         deny_cache(&server).await;
         memory(&server).await;

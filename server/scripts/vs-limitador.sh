@@ -18,7 +18,9 @@
 # measured per run), WARMUP (1 s), CONCURRENCY (64), CONNECTIONS (4), LOAD_THREADS (2),
 # WORKLOADS ("1:1 1:1000 1:1000000 3:1000": descriptors:values, 1 value is one hot key),
 # BACKENDS ("memory redis"), LIMIT (100000000), SLUICEGATE_FLAGS (more flags for
-# sluicegate-server, e.g. "--workers 1"), OUT (raw JSON lines and logs), JOBS.
+# sluicegate-server, e.g. "--workers 1"), REDIS_MODULE (the sluicegate Redis module,
+# libsluicegate_redis.so: sluicegate's redis-server loads it and sluicegate-server runs with
+# --redis-module; Limitador's redis-server does not), OUT (raw JSON lines and logs), JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -104,15 +106,16 @@ YAML
 done
 
 declare -A port server_pid redis_pid redis_port
-start_redis() { # name
-    local p
+start_redis() { # name [more redis-server arguments]
+    local p name="$1"
+    shift
     p="$(free_port)"
     redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no --daemonize no \
-        --logfile "$OUT/redis-$1.log" &
+        --logfile "$OUT/redis-$name.log" "$@" &
     pids+=("$!")
-    redis_pid[$1]="$!"
-    redis_port[$1]="$p"
-    wait_port "$p" "redis-server for $1" "$OUT/redis-$1.log"
+    redis_pid[$name]="$!"
+    redis_port[$name]="$p"
+    wait_port "$p" "redis-server for $name" "$OUT/redis-$name.log"
 }
 
 targets=()
@@ -133,8 +136,13 @@ start_targets() {
             "$bin/sluicegate-server" --config "$OUT/sluicegate.yaml" --log warn ${SLUICEGATE_FLAGS:-} \
                 --grpc "127.0.0.1:${port[$t]}" --http "127.0.0.1:$http" 2>>"$OUT/$t.log" & ;;
         sluicegate/redis)
-            start_redis "$t"
+            if [ -n "${REDIS_MODULE:-}" ]; then
+                start_redis "$t" --loadmodule "$(realpath "$REDIS_MODULE")"
+            else
+                start_redis "$t"
+            fi
             "$bin/sluicegate-server" --config "$OUT/sluicegate.yaml" --log warn ${SLUICEGATE_FLAGS:-} \
+                ${REDIS_MODULE:+--redis-module} \
                 --redis "redis://127.0.0.1:${redis_port[$t]}/" \
                 --grpc "127.0.0.1:${port[$t]}" --http "127.0.0.1:$http" 2>>"$OUT/$t.log" & ;;
         limitador/memory)
@@ -172,7 +180,7 @@ stop_targets() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz="$(getconf CLK_TCK)"
 # Redis commands run so far (scripts' inner commands included), as "name=calls ...".
-commands() { redis-cli -p "$1" INFO commandstats | sed -n 's/^cmdstat_\([a-z|]*\):calls=\([0-9]*\).*/\1=\2/p' | tr '\n' ' '; }
+commands() { redis-cli -p "$1" INFO commandstats | sed -n 's/^cmdstat_\([a-z|.]*\):calls=\([0-9]*\).*/\1=\2/p' | tr '\n' ' '; }
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "raw results: $results" >&2

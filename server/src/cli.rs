@@ -30,6 +30,11 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_REDIS_CLUSTER", value_delimiter = ',')]
     pub redis_cluster: Vec<String>,
 
+    /// Decide with the sluicegate Redis module's SLUICEGATE.DECIDE where Redis has it
+    /// loaded (redis-module/; a fraction of the scripts' Redis CPU), else with the scripts.
+    #[arg(long, env = "SLUICEGATE_REDIS_MODULE")]
+    pub redis_module: bool,
+
     /// What to answer when the backend cannot decide: error (gRPC UNAVAILABLE, so the
     /// proxy's failure_mode_deny decides), allow (OK) or deny (OVER_LIMIT).
     #[arg(

@@ -31,11 +31,13 @@ pub fn backing(args: &Args) -> Backing {
         Backing::Redis {
             url: url.clone(),
             cluster: false,
+            module: args.redis_module,
         }
     } else if !args.redis_cluster.is_empty() {
         Backing::Redis {
             url: args.redis_cluster.join(","),
             cluster: true,
+            module: args.redis_module,
         }
     } else {
         Backing::InProcess {

@@ -44,6 +44,21 @@ fn algorithms_config() -> String {
     config
 }
 
+/// Six requests on `name`'s rule (3 an hour) for one value: how many were admitted.
+async fn admitted_of_six(
+    client: &mut sluicegate_server::proto::rate_limit_service_client::RateLimitServiceClient<
+        tonic::transport::Channel,
+    >,
+    name: &str,
+) -> u32 {
+    let mut allowed = 0;
+    for _ in 0..6 {
+        let r = ask(client, request("algos", vec![descriptor(&[(name, "k")])])).await;
+        allowed += u32::from(r.overall_code == OK);
+    }
+    allowed
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_algorithm_on_redis() {
     let redis = RedisServer::start();
@@ -57,20 +72,64 @@ async fn every_algorithm_on_redis() {
         "sliding-window",
         "sliding-log",
     ] {
-        let mut allowed = 0;
-        for _ in 0..6 {
-            let r = ask(
-                &mut client,
-                request("algos", vec![descriptor(&[(name, "k")])]),
-            )
-            .await;
-            allowed += u32::from(r.overall_code == OK);
-        }
-        assert_eq!(allowed, 3, "{name}:\n{}", service.logs());
+        assert_eq!(
+            admitted_of_six(&mut client, name).await,
+            3,
+            "{name}:\n{}",
+            service.logs()
+        );
     }
     // The state is in Redis.
     let keys = redis.cli(&["--scan", "--pattern", "sluicegate-server:*"]);
     assert!(keys.lines().count() >= 6, "{keys}");
+}
+
+/// The Redis module cargo built beside these tests (a dev-dependency).
+fn redis_module() -> String {
+    let exe = std::env::current_exe().expect("the test's path");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let name = "libsluicegate_redis.so";
+    [
+        deps.join(name),
+        deps.parent().expect("target/<profile>").join(name),
+    ]
+    .into_iter()
+    .find(|path| path.exists())
+    .and_then(|path| path.to_str().map(str::to_owned))
+    .expect("libsluicegate_redis.so is built with these tests (a dev-dependency)")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_module_the_module_decides_and_the_log_stays_a_script() {
+    let module = redis_module();
+    let redis = RedisServer::start_with(&["--loadmodule", &module]);
+    let service = Service::start(
+        &algorithms_config(),
+        &["--redis", &redis.url(), "--redis-module"],
+    );
+    let mut client = service.client().await;
+    for name in ["gcra", "fixed-window", "sliding-log"] {
+        assert_eq!(
+            admitted_of_six(&mut client, name).await,
+            3,
+            "{name}:\n{}",
+            service.logs()
+        );
+    }
+    let stats = redis.cli(&["INFO", "commandstats"]);
+    let calls = |command: &str| {
+        let prefix = format!("cmdstat_{command}:calls=");
+        stats
+            .lines()
+            .find_map(|line| line.strip_prefix(prefix.as_str()))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |n| n.parse::<u64>().expect("a count"))
+    };
+    // Each limit asks Redis for its three admissions and its first denial (the deny cache
+    // answers the rest): GCRA's and the fixed window's by the module, the log's by script.
+    assert_eq!(calls("sluicegate.decide"), 8, "{stats}");
+    let scripts = calls("evalsha") + calls("eval");
+    assert!((4..8).contains(&scripts), "{stats}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -31,7 +31,7 @@ use super::reply::{self, ScriptAnswer};
 use redis::cluster_routing::Slot;
 use redis::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::oneshot;
 
@@ -86,15 +86,38 @@ pub(crate) struct Sender {
     batcher: Batcher,
     /// False: every call goes alone at once.
     batching: bool,
+    /// Calls the module can decide go to it (`RedisBuilder::module`); cleared for good when
+    /// Redis does not know its command.
+    native: AtomicBool,
 }
 
 impl Sender {
-    pub(crate) fn new(link: Arc<Link>, batching: bool) -> Arc<Sender> {
+    pub(crate) fn new(link: Arc<Link>, batching: bool, native: bool) -> Arc<Sender> {
         Arc::new(Sender {
             link,
             batcher: Batcher::default(),
             batching,
+            native: AtomicBool::new(native),
         })
+    }
+
+    /// Runs `call`: by the module's command when it can, else by the script.
+    async fn run(&self, call: &Call<'_>) -> Result<Value, RedisError> {
+        if call.native && self.native.load(Relaxed) {
+            match self.link.decide_natively(&call.keys, &call.blob).await? {
+                Some(value) => return Ok(value),
+                None => {
+                    self.native.store(false, Relaxed);
+                    #[cfg(feature = "tracing")]
+                    tracing::warn!(
+                        redis = %self.link.identity(),
+                        "Redis has no SLUICEGATE.DECIDE (the sluicegate module is not \
+                         loaded): deciding with the scripts from now on"
+                    );
+                }
+            }
+        }
+        self.link.eval(call.script, &call.keys, &call.args()).await
     }
 
     /// Batch scripts sent (each carrying two calls or more), and the most calls one carried.
@@ -157,11 +180,7 @@ impl Sender {
 
     /// Sends `group` in a call of its own.
     async fn alone(&self, group: &Group) -> Answer {
-        let call = group.alone();
-        let value = self
-            .link
-            .eval(call.script, &call.keys, &call.args())
-            .await?;
+        let value = self.run(&group.alone()).await?;
         self.answer(group, reply::only(value)?)
     }
 
@@ -255,7 +274,7 @@ impl Sender {
         self.batcher.largest.fetch_max(batch.len() as u64, Relaxed);
         let result = {
             let call = Call::of(batch.iter().map(|queued| &queued.group), 0);
-            self.link.eval(call.script, &call.keys, &call.args()).await
+            self.run(&call).await
         };
         match result {
             Ok(Value::Array(items)) if items.len() == batch.len() => {

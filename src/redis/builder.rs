@@ -76,6 +76,7 @@ pub struct RedisBuilder<A, C> {
     deny_cache: bool,
     deny_cache_capacity: usize,
     reset_watch: bool,
+    module: bool,
     fallback: Fallback,
     /// The algorithm: `A::KIND` for a typed builder, any for an [`AnyRedisLimiter`]'s.
     kind: AlgorithmKind,
@@ -102,6 +103,7 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             deny_cache: true,
             deny_cache_capacity: DEFAULT_DENY_CACHE_CAPACITY,
             reset_watch: true,
+            module: false,
             fallback: Fallback::Error,
             algorithm: PhantomData,
         }
@@ -202,6 +204,16 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
         self
     }
 
+    /// Decides with the sluicegate Redis module's `SLUICEGATE.DECIDE` (off by default): the
+    /// same decisions and the same stored states as the scripts, without Lua, for a fraction
+    /// of Redis's CPU; see the [module documentation](super#the-redis-module). Calls of the
+    /// sliding window and the sliding log still run the scripts, and so does every call once
+    /// Redis has answered that it does not know the command.
+    pub fn module(mut self, on: bool) -> Self {
+        self.module = on;
+        self
+    }
+
     /// What to answer while Redis times out or cannot be reached (default
     /// [`Fallback::Error`]: return the error).
     pub fn fallback(mut self, fallback: Fallback) -> Self {
@@ -234,6 +246,7 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             deny_cache: self.deny_cache,
             deny_cache_capacity: self.deny_cache_capacity,
             reset_watch: self.reset_watch,
+            module: self.module,
             fallback: self.fallback,
             kind,
             algorithm: PhantomData,
@@ -267,7 +280,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             keys,
             time,
             local,
-            sender: Sender::new(link, self.batching),
+            sender: Sender::new(link, self.batching, self.module),
             deny_cache: (self.deny_cache && self.deny_cache_capacity > 0)
                 .then(|| DenyCache::new(self.deny_cache_capacity)),
             standby,
@@ -319,6 +332,7 @@ impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
             .field("deny_cache", &self.deny_cache)
             .field("deny_cache_capacity", &self.deny_cache_capacity)
             .field("reset_watch", &self.reset_watch)
+            .field("module", &self.module)
             .field("fallback", &self.fallback)
             .finish()
     }

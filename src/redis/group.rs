@@ -97,6 +97,8 @@ pub(crate) struct Call<'a> {
     pub(crate) keys: Vec<&'a str>,
     pub(crate) strings: usize,
     pub(crate) blob: Vec<u8>,
+    /// Every member's algorithm is one the sluicegate Redis module decides.
+    pub(crate) native: bool,
 }
 
 impl<'a> Call<'a> {
@@ -115,7 +117,9 @@ impl<'a> Call<'a> {
         let mut letter = None;
         let mut mixed = false;
         let mut hashed = false;
+        let mut native = true;
         for member in groups.clone().flat_map(|g| g.members.iter()) {
+            native &= NATIVE.contains(&member.letter());
             let key = member.key.as_str();
             let (kind, tag) = if member.is_string() {
                 (&mut strings, 0)
@@ -187,6 +191,7 @@ impl<'a> Call<'a> {
             keys: strings,
             strings: strings_len,
             blob,
+            native,
         }
     }
 
@@ -195,6 +200,10 @@ impl<'a> Call<'a> {
         [Arg::Int(self.strings as u64), Arg::Bytes(&self.blob)]
     }
 }
+
+/// The algorithms the sluicegate Redis module decides (redis-module/src/rules): those whose
+/// state is one string, but for the sliding window.
+const NATIVE: &[u8] = b"faglt";
 
 /// Marks a provisional index as a sorted set's.
 const LOG: u32 = 1 << 31;

@@ -282,6 +282,35 @@ impl Link {
                 other => other,
             }
         };
+        self.within(keys, call).await
+    }
+
+    /// `SLUICEGATE.DECIDE keys... calls`: the decision `entry.lua` would make, by the
+    /// sluicegate Redis module. `Ok(None)`: this node has no such command.
+    pub(crate) async fn decide_natively<K: AsRef<str> + ToRedisArgs>(
+        self: &Arc<Self>,
+        keys: &[K],
+        calls: &[u8],
+    ) -> Result<Option<Value>, RedisError> {
+        self.ready().await?;
+        let call = async {
+            let mut conn = self.conn.clone();
+            let mut cmd = redis::cmd(NATIVE_COMMAND);
+            cmd.arg(keys).arg(calls);
+            match conn.query(&cmd).await {
+                Err(e) if is_unknown_command(&e) => Ok(None),
+                other => other.map(Some),
+            }
+        };
+        self.within(keys, call).await
+    }
+
+    /// Awaits `call` within the timeout, keeping the breaker's count.
+    async fn within<K: AsRef<str>, T>(
+        self: &Arc<Self>,
+        keys: &[K],
+        call: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, RedisError> {
         let outcome = tokio::time::timeout(self.timeout, call).await;
         let error = match outcome {
             Ok(Ok(value)) => {
@@ -339,6 +368,14 @@ async fn probe(link: Weak<Link>) {
         drop(strong);
         tokio::time::sleep(PROBE_INTERVAL).await;
     }
+}
+
+/// The sluicegate Redis module's command (redis-module/).
+const NATIVE_COMMAND: &str = "SLUICEGATE.DECIDE";
+
+/// A node's answer to a command it does not have (no module loaded).
+fn is_unknown_command(error: &redis::RedisError) -> bool {
+    error.to_string().contains("unknown command")
 }
 
 /// `EVALSHA sha` or `EVAL code`, then the keys and the arguments.

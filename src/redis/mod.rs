@@ -119,6 +119,22 @@
 //! an error of one call (a key of another type) fails that call only. Reservations go
 //! alone. [`RedisStats::batches`] counts the batches.
 //!
+//! # The Redis module
+//!
+//! The scripts' cost on Redis is mostly the Lua interpreter's, not their commands (BENCHMARKS.md,
+//! "Issue 33"). `redis-module/` in the repository builds `libsluicegate_redis.so`, a Redis
+//! module (tested with Redis 7.0) whose command `SLUICEGATE.DECIDE` takes a call exactly as the
+//! decision script does and answers, reads and writes exactly what it would: the same replies,
+//! the same stored states, the same TTL rule, so limiters with and without it can share keys.
+//! Load it into Redis (`redis-server --loadmodule /path/to/libsluicegate_redis.so`, or
+//! `loadmodule` in redis.conf) and build the limiter with [`RedisBuilder::module`]`(true)`.
+//! It decides the fixed and anchored windows, GCRA and the leaky and token buckets; calls of
+//! the sliding window or the sliding log run the scripts. A Redis that answers that it does
+//! not know the command (the module is not loaded) gets that call as a script, and every call
+//! after it. Its writes reach replicas and the AOF as one `EVAL` per call that replays them
+//! (each key's state and expiry), so replicas need no module; a managed Redis that loads no
+//! modules keeps the scripts.
+//!
 //! # Composites
 //!
 //! [`backend::all_of`](crate::backend::all_of) decides one request against several limits

@@ -36,6 +36,8 @@ pub enum Backing {
         url: String,
         /// Whether it is a Redis Cluster.
         cluster: bool,
+        /// Whether to decide with the sluicegate Redis module where Redis has it.
+        module: bool,
     },
 }
 
@@ -308,8 +310,12 @@ async fn make(
             .build()
             .map(|limiter| RuleLimiter::Local(Arc::new(limiter)))
             .map_err(|e| e.to_string()),
-        Backing::Redis { url, cluster } => {
-            let remote = redis(quota, algorithm, url, *cluster, prefix, eager).await?;
+        Backing::Redis {
+            url,
+            cluster,
+            module,
+        } => {
+            let remote = redis(quota, algorithm, url, (*cluster, *module), prefix, eager).await?;
             Ok(RuleLimiter::Remote(Arc::new(remote)))
         }
     }
@@ -322,7 +328,7 @@ async fn redis(
     quota: Quota,
     algorithm: AlgorithmKind,
     url: &str,
-    cluster: bool,
+    (cluster, module): (bool, bool),
     prefix: &str,
     eager: bool,
 ) -> Result<AnyRedisLimiter, String> {
@@ -331,6 +337,7 @@ async fn redis(
             .prefix(prefix)
             .name(prefix.trim_end_matches(':'))
             .cluster(cluster)
+            .module(module)
             // The service never resets a key: no subscription per rule to hear resets.
             .reset_watch(false)
     };

@@ -1,0 +1,261 @@
+//! The module as a deployment meets it: on Redis's clock (a TTL kept across writes as the
+//! script keeps it), with a replica that has no module, and under `RedisLimiter` with
+//! `module(true)`, on a Redis with the module and on one without.
+
+mod support;
+
+use redis::ConnectionLike;
+use sluicegate::algorithm::{FixedWindow, Gcra};
+use sluicegate::redis::RedisLimiter;
+use sluicegate::Quota;
+use std::time::Duration;
+use support::{connect, server_with_module, server_with_module_and, RedisServer, SCRIPT};
+
+/// One fixed-window hit per call on `key` (limit 5 an hour), on Redis's clock.
+fn hit(native: bool, key: &str) -> redis::Cmd {
+    let mut blob = vec![b'h', 0, 1, 0, 1, b'f'];
+    for x in [-1.0, 1.0, 5.0, 1.0, 3_600_000_000.0, 0.0] {
+        blob.extend_from_slice(&f64::to_be_bytes(x));
+    }
+    if native {
+        let mut cmd = redis::cmd("SLUICEGATE.DECIDE");
+        cmd.arg(key).arg(blob);
+        cmd
+    } else {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(SCRIPT).arg(1).arg(key).arg(1).arg(blob);
+        cmd
+    }
+}
+
+fn allowed(reply: redis::Value) -> bool {
+    let redis::Value::Array(items) = reply else {
+        panic!("an array: {reply:?}")
+    };
+    let redis::Value::BulkString(numbers) = &items[0] else {
+        panic!("numbers: {items:?}")
+    };
+    numbers[..8] == f64::to_be_bytes(1.0)
+}
+
+#[test]
+fn on_redis_clock_counts_exactly_and_keeps_the_ttl_as_the_script_does() {
+    let server = server_with_module();
+    let mut con = connect(&server);
+    for (native, key) in [(true, "m"), (false, "s")] {
+        let answers: Vec<bool> = (0..7)
+            .map(|_| {
+                allowed(
+                    con.req_packed_command(&hit(native, key).get_packed_command())
+                        .unwrap(),
+                )
+            })
+            .collect();
+        // An hour's window: all seven calls fall in one, but at the turn of an hour.
+        let admitted = answers.iter().filter(|a| **a).count();
+        assert!(admitted == 5 || admitted == 7, "{key}: {answers:?}");
+        // A TTL shortened by hand is kept by the next write: its deadline did not move.
+        let _: () = redis::cmd("PEXPIRE")
+            .arg(key)
+            .arg(500_000)
+            .query(&mut con)
+            .unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(format!("{key}-probe"))
+            .arg(1)
+            .query(&mut con)
+            .unwrap();
+        con.req_packed_command(&hit(native, key).get_packed_command())
+            .unwrap();
+        let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut con).unwrap();
+        assert!(
+            (490_000..=500_000).contains(&ttl),
+            "{key}: TTL {ttl} ms after a write"
+        );
+    }
+    let module: Vec<u8> = redis::cmd("GET").arg("m").query(&mut con).unwrap();
+    let script: Vec<u8> = redis::cmd("GET").arg("s").query(&mut con).unwrap();
+    assert_eq!(module, script, "the same window and count");
+}
+
+#[test]
+fn a_replica_without_the_module_gets_every_write() {
+    // Full syncs at once rather than after Redis's default 5 s wait for more replicas.
+    let primary = server_with_module_and(&["--repl-diskless-sync-delay", "0"]);
+    let replicaof = format!("127.0.0.1 {}", primary.port());
+    let replica = RedisServer::start_with(&["--replicaof", &replicaof]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !replica
+        .cli(&["INFO", "replication"])
+        .contains("master_link_status:up")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica never synced"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut con = connect(&primary);
+    let mut blob = Vec::new();
+    for k in 1..=3u16 {
+        blob.extend_from_slice(&[b'c', 0, 1]);
+        blob.extend_from_slice(&k.to_be_bytes());
+        blob.push(b'g');
+        // GCRA, 10 an hour, burst 10: D = 1, T = 360 s in us, cap = 10 T, need = T (the
+        // keys live for minutes, however slow the replica).
+        for x in [-1.0, 1.0, 1.0, 360e6, 3600e6, 360e6] {
+            blob.extend_from_slice(&f64::to_be_bytes(x));
+        }
+    }
+    for _ in 0..4 {
+        let mut cmd = redis::cmd("SLUICEGATE.DECIDE");
+        cmd.arg(&["a", "b", "c"]).arg(&blob);
+        con.req_packed_command(&cmd.get_packed_command()).unwrap();
+    }
+    let mut rcon = connect(&replica);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    for key in ["a", "b", "c"] {
+        let value: Vec<u8> = redis::cmd("GET").arg(key).query(&mut con).unwrap();
+        assert_eq!(value.len(), 17, "a GCRA state");
+        loop {
+            let copy: Option<Vec<u8>> = redis::cmd("GET").arg(key).query(&mut rcon).unwrap();
+            if copy.as_deref() == Some(&value[..]) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{key} never reached the replica: {copy:?}; {}; {}",
+                replica.cli(&["INFO", "replication"]),
+                replica.cli(&["INFO", "keyspace"])
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut rcon).unwrap();
+        assert!(ttl > 0, "{key} has a TTL on the replica: {ttl}");
+    }
+}
+
+#[test]
+fn the_aof_replays_every_write() {
+    let server = server_with_module_and(&[
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--enable-debug-command",
+        "yes",
+    ]);
+    let mut con = connect(&server);
+    let mut blob = Vec::new();
+    for k in 1..=2u16 {
+        blob.extend_from_slice(&[b'h', 0, 1]);
+        blob.extend_from_slice(&k.to_be_bytes());
+        blob.push(b't');
+        // Token bucket, 10 an hour, burst 10 (E = 360e6 units a token, R = 1 a us), hits of 3.
+        for x in [-1.0, 3.0, 360e6, 1.0, 3600e6, 1080e6] {
+            blob.extend_from_slice(&f64::to_be_bytes(x));
+        }
+    }
+    for _ in 0..3 {
+        let mut cmd = redis::cmd("SLUICEGATE.DECIDE");
+        cmd.arg(&["x", "y"]).arg(&blob);
+        con.req_packed_command(&cmd.get_packed_command()).unwrap();
+    }
+    let before: Vec<Vec<u8>> = redis::cmd("MGET").arg(&["x", "y"]).query(&mut con).unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg("x").query(&mut con).unwrap();
+    // Empties the dataset and loads the AOF back.
+    let _: () = redis::cmd("DEBUG").arg("LOADAOF").query(&mut con).unwrap();
+    let after: Vec<Vec<u8>> = redis::cmd("MGET").arg(&["x", "y"]).query(&mut con).unwrap();
+    assert_eq!(before, after, "the states the AOF rebuilt");
+    assert_eq!(before[0].len(), 17);
+    let reloaded: i64 = redis::cmd("PTTL").arg("x").query(&mut con).unwrap();
+    assert!(
+        (reloaded - ttl).abs() < 2_000 && reloaded > 0,
+        "TTL {ttl} ms, then {reloaded} ms"
+    );
+}
+
+/// `INFO commandstats` calls of `command` (lower case).
+fn calls(server: &RedisServer, command: &str) -> u64 {
+    let info = server.cli(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().expect("a count"))
+}
+
+async fn limiter(server: &RedisServer) -> RedisLimiter<FixedWindow> {
+    let quota = Quota::per_hour(50);
+    RedisLimiter::<FixedWindow>::builder(quota, &server.url())
+        .module(true)
+        .deny_cache(false)
+        .connect()
+        .await
+        .expect("a limiter")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limiter_decides_by_the_module_when_redis_has_it() {
+    let server = server_with_module();
+    let limiter = limiter(&server).await;
+    // Concurrent calls, so that batches form too.
+    let tasks: Vec<_> = (0..80)
+        .map(|i| {
+            let limiter = limiter.clone();
+            tokio::spawn(async move { limiter.check(&format!("k{}", i % 2)).await })
+        })
+        .collect();
+    let mut admitted = 0;
+    for task in tasks {
+        admitted += usize::from(task.await.unwrap().unwrap().is_allowed());
+    }
+    // Two keys of 40 calls, 50 an hour each (unless an hour turned between).
+    assert!(admitted == 80, "{admitted} admitted");
+    let more: usize = futures_count(&limiter, "k0", 20).await;
+    assert!(
+        more == 10 || more == 20,
+        "{more} of 20 more admitted on a key at 40 of 50"
+    );
+    assert!(calls(&server, "sluicegate.decide") > 0);
+    assert_eq!(
+        calls(&server, "evalsha") + calls(&server, "eval"),
+        0,
+        "no script ran"
+    );
+    // A GCRA limiter too (the other state family), and the sliding log still by script.
+    let gcra = RedisLimiter::<Gcra>::builder(Quota::per_second(5), &server.url())
+        .module(true)
+        .prefix("g:")
+        .connect()
+        .await
+        .unwrap();
+    let answers: Vec<bool> = futures_answers(&gcra, 7).await;
+    assert_eq!(answers.iter().filter(|a| **a).count(), 5, "{answers:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_module_the_limiter_goes_on_with_the_scripts() {
+    let server = RedisServer::start();
+    let limiter = limiter(&server).await;
+    let admitted = futures_count(&limiter, "k", 60).await;
+    assert_eq!(admitted, 50);
+    // One call learnt that the command is missing; every call then ran the script.
+    assert!(calls(&server, "evalsha") + calls(&server, "eval") >= 60);
+}
+
+async fn futures_count(limiter: &RedisLimiter<FixedWindow>, key: &str, n: usize) -> usize {
+    let mut admitted = 0;
+    for _ in 0..n {
+        admitted += usize::from(limiter.check(key).await.unwrap().is_allowed());
+    }
+    admitted
+}
+
+async fn futures_answers(limiter: &RedisLimiter<Gcra>, n: usize) -> Vec<bool> {
+    let mut answers = Vec::new();
+    for _ in 0..n {
+        answers.push(limiter.check("g").await.unwrap().is_allowed());
+    }
+    answers
+}
