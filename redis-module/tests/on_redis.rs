@@ -9,7 +9,9 @@ use sluicegate::algorithm::{FixedWindow, Gcra};
 use sluicegate::redis::RedisLimiter;
 use sluicegate::Quota;
 use std::time::Duration;
-use support::{connect, server_with_module, server_with_module_and, RedisServer, SCRIPT};
+use support::{
+    connect, server_with_module, server_with_module_and, RedisCluster, RedisServer, SCRIPT,
+};
 
 /// One fixed-window hit per call on `key` (limit 5 an hour), on Redis's clock.
 fn hit(native: bool, key: &str) -> redis::Cmd {
@@ -232,6 +234,48 @@ async fn the_limiter_decides_by_the_module_when_redis_has_it() {
         .unwrap();
     let answers: Vec<bool> = futures_answers(&gcra, 7).await;
     assert_eq!(answers.iter().filter(|a| **a).count(), 5, "{answers:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_cluster_every_node_decides_its_own_keys() {
+    let module = support::module_path();
+    let cluster = RedisCluster::start_with(3, &["--loadmodule", module.to_str().unwrap()]);
+    let limiter = RedisLimiter::<FixedWindow>::builder(Quota::per_hour(3), &cluster.urls())
+        .cluster(true)
+        .module(true)
+        .deny_cache(false)
+        .connect()
+        .await
+        .expect("a cluster limiter");
+    // 30 keys over the slots, 5 concurrent requests each: 3 admitted per key.
+    let tasks: Vec<_> = (0..150)
+        .map(|i| {
+            let limiter = limiter.clone();
+            tokio::spawn(async move { (i % 30, limiter.check(&format!("u{}", i % 30)).await) })
+        })
+        .collect();
+    let mut admitted = [0; 30];
+    for task in tasks {
+        let (key, decision) = task.await.unwrap();
+        admitted[key] += usize::from(decision.expect("a decision").is_allowed());
+    }
+    // Three an hour per key (more only for keys whose requests straddled the hour).
+    assert!(admitted.iter().all(|n| (3..=5).contains(n)), "{admitted:?}");
+    assert!(
+        admitted.iter().filter(|&&n| n == 3).count() >= 25,
+        "{admitted:?}"
+    );
+    for node in cluster.nodes() {
+        assert!(
+            calls(node, "sluicegate.decide") > 0,
+            "every node decided some keys"
+        );
+        assert_eq!(
+            calls(node, "evalsha") + calls(node, "eval"),
+            0,
+            "no script ran"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -213,16 +213,23 @@ pub struct RedisCluster {
 impl RedisCluster {
     /// Starts `masters` nodes and joins them with `redis-cli --cluster create`.
     pub fn start(masters: usize) -> RedisCluster {
+        Self::start_with(masters, &[])
+    }
+
+    /// The same, each node started with `extra` arguments too (e.g. `--loadmodule`).
+    pub fn start_with(masters: usize, extra: &[&str]) -> RedisCluster {
         let nodes: Vec<RedisServer> = (0..masters)
             .map(|_| {
-                RedisServer::start_with(&[
+                let mut args = vec![
                     "--cluster-enabled",
                     "yes",
                     "--cluster-config-file",
                     "nodes.conf",
                     "--cluster-node-timeout",
                     "2000",
-                ])
+                ];
+                args.extend_from_slice(extra);
+                RedisServer::start_with(&args)
             })
             .collect();
         let addresses: Vec<String> = nodes

@@ -5,7 +5,7 @@
 #[path = "../../../tests/support/redis_server.rs"]
 mod redis_server;
 
-pub use redis_server::RedisServer;
+pub use redis_server::{RedisCluster, RedisServer};
 use std::path::PathBuf;
 
 /// The module cargo built beside this test (`target/<profile>/libsluicegate_redis.so`).
