@@ -33,6 +33,7 @@ pub struct Write {
     pub ttl_ms: Option<i64>,
 }
 
+/// What a call decided: the reply's elements, and the keys to write.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub elements: Vec<Element>,
@@ -48,7 +49,7 @@ pub const TTL_RANGE: &str =
 /// on reaches Redis in exponent notation. Here the call fails before writing anything.
 const MAX_TTL_MS: f64 = 1e17;
 
-/// Per key written: its current value, and what the TTL rule needs.
+/// Per key: whether the call changed it, and what the TTL rule needs to write it.
 #[derive(Clone, Default)]
 struct Track {
     seen: bool,
@@ -105,7 +106,7 @@ fn member(blob: &mut Blob<'_>, keys: usize) -> Option<Member> {
     let (now, n) = (blob.f64()?, blob.f64()?);
     let params = [blob.f64()?, blob.f64()?, blob.f64()?, blob.f64()?];
     // KEYS is 1-based in the blob.
-    (1..=keys).contains(&key).then_some(Member {
+    (1..=keys).contains(&key).then(|| Member {
         key: key - 1,
         letter,
         now,

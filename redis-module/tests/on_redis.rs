@@ -9,9 +9,8 @@ use sluicegate::algorithm::{FixedWindow, Gcra};
 use sluicegate::redis::RedisLimiter;
 use sluicegate::Quota;
 use std::time::Duration;
-use support::{
-    connect, server_with_module, server_with_module_and, RedisCluster, RedisServer, SCRIPT,
-};
+use support::redis_server::RedisCluster;
+use support::{connect, server_with_module, server_with_module_and, RedisServer, SCRIPT};
 
 /// One fixed-window hit per call on `key` (limit 5 an hour), on Redis's clock.
 fn hit(native: bool, key: &str) -> redis::Cmd {

@@ -3,9 +3,9 @@
 #![allow(dead_code)]
 
 #[path = "../../../tests/support/redis_server.rs"]
-mod redis_server;
+pub mod redis_server;
 
-pub use redis_server::{RedisCluster, RedisServer};
+pub use redis_server::RedisServer;
 use std::path::PathBuf;
 
 /// The module cargo built beside this test (`target/<profile>/libsluicegate_redis.so`).
