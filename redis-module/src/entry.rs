@@ -142,12 +142,11 @@ fn expiry(fresh: f64, before: Option<f64>, now: f64, own: bool) -> Option<i64> {
 pub fn run(
     blob: &[u8],
     mut values: Vec<Value>,
-    clock: impl FnOnce() -> f64,
+    clock: impl Fn() -> f64,
 ) -> Result<Outcome, &'static str> {
     let keys = values.len();
     let mut blob = Blob(blob);
     let mut track = vec![Track::default(); keys];
-    let mut clock = Some(clock);
     let mut server_now = None;
     let mut out = Outcome::default();
     // This group's members, as decided; reused.
@@ -162,7 +161,7 @@ pub fn run(
             let mb = member(&mut blob, keys).ok_or(MALFORMED)?;
             let own = mb.now < 0.0;
             let now = if own {
-                *server_now.get_or_insert_with(|| clock.take().map_or(0.0, |c| c()))
+                *server_now.get_or_insert_with(&clock)
             } else {
                 mb.now
             };
