@@ -587,16 +587,18 @@ async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
     };
     let server = RedisServer::start_with(&["--loadmodule", &path]);
     println!(
-        "| algorithm | decisions/s | / floor's calls/s | p50 µs | p99 µs | Redis CPU µs/decision (/ floor's per call) | the scripts batched: decisions/s / floor's |"
+        "| algorithm | decisions/s | / floor's calls/s | p50 µs | p99 µs | Redis CPU µs/decision (/ floor's per call) | client CPU µs/decision (/ floor's per call) | the scripts batched: decisions/s / floor's |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let tasks = 256;
     let client = redis::Client::open(floor_server.url().as_str()).unwrap();
     let conn = ConnectionManager::new(client).await.unwrap();
     let run = floor(floor_server.port(), &conn, tasks, duration).await;
+    let per_call = |cpu: f64, run: &Run| cpu / run.latencies.len() as f64 * 1e6;
     let base = (
         run.rate(),
-        run.server_cpu / run.latencies.len() as f64 * 1e6,
+        per_call(run.server_cpu, &run),
+        per_call(run.client_cpu, &run),
     );
     macro_rules! pair {
         ($a:ty, $name:literal) => {{
@@ -606,14 +608,15 @@ async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
             let mut run = decide::<$a>(&server, tasks, duration, true, true).await;
             let rate = run.rate();
             let (p50, p99) = (run.percentile(0.50), run.percentile(0.99));
-            let cpu = run.server_cpu / run.latencies.len() as f64 * 1e6;
+            let (cpu, client) = (per_call(run.server_cpu, &run), per_call(run.client_cpu, &run));
             println!(
-                "| {} | {rate:.0} | {:.2}x | {:.0} | {:.0} | {cpu:.2} ({:.2}x) | {:.2}x |",
+                "| {} | {rate:.0} | {:.2}x | {:.0} | {:.0} | {cpu:.2} ({:.2}x) | {client:.2} ({:.2}x) | {:.2}x |",
                 $name,
                 rate / base.0,
                 p50.as_secs_f64() * 1e6,
                 p99.as_secs_f64() * 1e6,
                 cpu / base.1,
+                client / base.2,
                 scripts / base.0,
             );
         }};
@@ -634,8 +637,8 @@ async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
         "every decision went to the module: {calls}"
     );
     println!(
-        "\nfloor: {:.0} calls/s, Redis CPU {:.2} µs a call",
-        base.0, base.1
+        "\nfloor: {:.0} calls/s, Redis CPU {:.2} µs a call, client CPU {:.2} µs a call",
+        base.0, base.1, base.2
     );
 }
 

@@ -438,6 +438,56 @@ async fn redis_killed_under_batched_load_fails_each_call_within_its_timeout() {
     assert!(ok > 0 && outages > 0, "{ok} decided, {outages} failed");
 }
 
+/// Redis paused (it accepts calls and answers none) under batched load: each call, alone,
+/// queued or in a batch in flight, times out within its own timeout of when it was made,
+/// though the batch carrying it went later and runs on to its own timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_redis_times_out_each_batched_call_on_its_own_deadline() {
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    const SLACK: Duration = Duration::from_millis(120);
+    let server = RedisServer::start();
+    let limiter = RedisLimiter::<Gcra>::builder(Quota::per_second(1_000_000), &server.url())
+        .timeout(TIMEOUT)
+        .connect()
+        .await
+        .unwrap();
+    limiter.check("warm").await.unwrap();
+    server.cli(&["CLIENT", "PAUSE", "1500", "ALL"]);
+    // Waves 100 ms apart: the first call goes alone and the rest queue; the 64th fills a
+    // batch that goes at once, the rest go when the lone call times out, each wave's
+    // deadline a wave later than the last's.
+    let mut waves = Vec::new();
+    for wave in 0..3u32 {
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let limiter = limiter.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = limiter.check(&format!("w{wave}:{i}")).await;
+                    (started.elapsed(), result)
+                })
+            })
+            .collect();
+        waves.push(tasks);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut slowest = Duration::ZERO;
+    for tasks in waves {
+        for task in tasks {
+            let (took, result) = task.await.unwrap();
+            let error = result.expect_err("Redis is paused");
+            assert!(matches!(error, RedisError::Timeout { .. }), "{error:?}");
+            assert!(
+                took >= TIMEOUT - Duration::from_millis(5),
+                "a call timed out early, after {took:?}"
+            );
+            slowest = slowest.max(took);
+        }
+    }
+    assert!(slowest <= TIMEOUT + SLACK, "a call ended after {slowest:?}");
+    assert!(limiter.stats().largest_batch > 1, "{:?}", limiter.stats());
+}
+
 /// `batching(false)`: every call goes alone, however many are in flight.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_batching_off_every_call_goes_alone() {

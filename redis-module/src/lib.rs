@@ -9,11 +9,14 @@
 //! sliding window and the sliding log, and calls to a node without the module, still go to
 //! the scripts.
 //!
+//! The reply is `entry.lua`'s, packed in one string when no group failed (`reply.rs`).
+//!
 //! A call's writes reach replicas and the AOF as one `EVAL` that replays them (`REPLAY`),
 //! so replicas need no module.
 
 mod api;
 pub mod entry;
+pub mod reply;
 pub mod rules;
 
 use api::{Api, Ctx, Key, RString};
@@ -98,6 +101,10 @@ unsafe extern "C" fn decide_command(ctx: *mut Ctx, argv: *mut *mut RString, argc
         Ok(outcome) => outcome,
         Err(message) => return error(api, ctx, message),
     };
+    if let Some(packed) = reply::pack(&outcome.elements) {
+        buffer(api, ctx, &packed);
+        return api::OK;
+    }
     (api.reply_with_array)(ctx, outcome.elements.len() as _);
     for element in &outcome.elements {
         match element {

@@ -10,7 +10,7 @@ use sluicegate::redis::RedisLimiter;
 use sluicegate::Quota;
 use std::time::Duration;
 use support::redis_server::RedisCluster;
-use support::{connect, server_with_module, server_with_module_and, RedisServer, SCRIPT};
+use support::{connect, expand, server_with_module, server_with_module_and, RedisServer, SCRIPT};
 
 /// One fixed-window hit per call on `key` (limit 5 an hour), on Redis's clock.
 fn hit(native: bool, key: &str) -> redis::Cmd {
@@ -30,6 +30,7 @@ fn hit(native: bool, key: &str) -> redis::Cmd {
 }
 
 fn allowed(reply: redis::Value) -> bool {
+    let reply = expand(reply);
     let redis::Value::Array(items) = reply else {
         panic!("an array: {reply:?}")
     };

@@ -16,9 +16,13 @@
 //!   "Issue 33"). A lane that fills a batch while another is in
 //!   flight sends it at once, up to [`MAX_IN_FLIGHT`] batches, so Redis is not idle while a
 //!   round trip is out.
-//! - Each caller keeps its own timeout, counted from when it queued. A batch that fails as a
-//!   whole (timeout, connection) fails every call in it with that error; an error of one call
-//!   (a key of another type) is caught inside the script and fails that call only.
+//! - Each caller keeps its own timeout, counted from when it queued, without a timer of its
+//!   own (a timer per call was a tenth of the client's CPU a batched decision: BENCHMARKS.md,
+//!   "K-batching"): a lane's watchdog fails the queued calls whose time is up, and a batch in
+//!   flight fails each of its calls at that call's deadline, while the batch itself runs on
+//!   to its own timeout so that the breaker still counts it. A batch that fails as a whole
+//!   (timeout, connection) fails every call in it with that error; an error of one call (a
+//!   key of another type) is caught inside the script and fails that call only.
 //!   Fallbacks and the deny cache stay per call, above this layer.
 //! - A call abandoned (timed out, or its future dropped) before its batch is sent is left
 //!   out of it: nothing is decided for it.
@@ -27,13 +31,14 @@ use super::error::{classify, RedisError};
 use super::group::{Call, Group};
 use super::keys::hash_slot;
 use super::link::{failing_key, Link};
-use super::reply::{self, ScriptAnswer};
+use super::reply::{self, Answers};
 use redis::cluster_routing::Slot;
 use redis::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 /// Calls per batch at most.
 pub(crate) const MAX_GROUPS: usize = 64;
@@ -43,12 +48,13 @@ pub(crate) const MAX_BYTES: usize = 32 * 1024;
 const MAX_IN_FLIGHT: u32 = 4;
 
 /// Each member's numbers, or why the call failed.
-type Answer = Result<Vec<ScriptAnswer>, RedisError>;
+type Answer = Result<Answers, RedisError>;
 
-/// A queued call and where its answer goes.
+/// A queued call, where its answer goes, and when its caller's timeout ends.
 struct Queued {
     group: Group,
     reply: oneshot::Sender<Answer>,
+    deadline: Instant,
 }
 
 /// One node's (or slot's) calls.
@@ -57,6 +63,8 @@ struct Lane {
     in_flight: u32,
     queue: VecDeque<Queued>,
     bytes: usize,
+    /// The number of the watchdog failing this queue's calls whose time is up, if one runs.
+    watchdog: Option<u64>,
 }
 
 /// The lanes of one link, and counts of what they sent.
@@ -66,6 +74,8 @@ struct Batcher {
     lanes: Mutex<HashMap<Option<Slot>, Lane>>,
     batches: AtomicU64,
     largest: AtomicU64,
+    /// Numbers the watchdogs, so that one that outlived its lane's queue knows to stop.
+    watchdogs: AtomicU64,
 }
 
 impl Batcher {
@@ -167,15 +177,19 @@ impl Sender {
                 return answer;
             }
         };
-        match tokio::time::timeout(self.link.timeout(), answer).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(RedisError::unavailable(
+        // Answered by its deadline: by the batch that carries it, or by the lane's watchdog.
+        answer.await.unwrap_or_else(|_| {
+            Err(RedisError::unavailable(
                 "the batch carrying this call was dropped (the runtime is shutting down)",
-            )),
-            Err(_) => Err(RedisError::Timeout {
-                after: self.link.timeout(),
-            }),
-        }
+            ))
+        })
+    }
+
+    /// The error of a call whose caller's timeout ended.
+    fn timed_out(&self) -> Answer {
+        Err(RedisError::Timeout {
+            after: self.link.timeout(),
+        })
     }
 
     /// Sends `group` in a call of its own.
@@ -194,16 +208,56 @@ impl Sender {
             entry.in_flight = 1;
             return Route::Alone(group);
         }
+        // Read under the lock, so that deadlines grow along the queue.
+        let deadline = Instant::now() + self.link.timeout();
         let (reply, answer) = oneshot::channel();
         entry.bytes += group.size();
-        entry.queue.push_back(Queued { group, reply });
+        entry.queue.push_back(Queued {
+            group,
+            reply,
+            deadline,
+        });
+        let watchdog = entry.watchdog.is_none().then(|| {
+            let number = self.batcher.watchdogs.fetch_add(1, Relaxed);
+            entry.watchdog = Some(number);
+            number
+        });
         let full = entry.queue.len() >= MAX_GROUPS || entry.bytes >= MAX_BYTES;
-        if full && entry.in_flight < MAX_IN_FLIGHT {
+        let flush_now = full && entry.in_flight < MAX_IN_FLIGHT;
+        if flush_now {
             entry.in_flight += 1;
-            drop(lanes);
+        }
+        drop(lanes);
+        if let Some(number) = watchdog {
+            tokio::spawn(watch(Arc::clone(self), lane, number, deadline));
+        }
+        if flush_now {
             tokio::spawn(flush(Arc::clone(self), lane));
         }
         Route::Queued(answer)
+    }
+
+    /// Fails the calls at the front of `lane`'s queue whose time is up, and returns the
+    /// deadline of the next one; `None` when the queue is empty (the watchdog then stops) or
+    /// another watchdog has taken over.
+    fn expire(&self, lane: Option<Slot>, number: u64) -> Option<Instant> {
+        let mut lanes = self.batcher.lanes();
+        let entry = lanes.get_mut(&lane)?;
+        if entry.watchdog != Some(number) {
+            return None;
+        }
+        let now = Instant::now();
+        // Deadlines grow along the queue (`enqueue`).
+        while entry.queue.front().is_some_and(|next| next.deadline <= now) {
+            let late = entry.queue.pop_front().expect("a front");
+            entry.bytes -= late.group.size();
+            let _ = late.reply.send(self.timed_out());
+        }
+        let next = entry.queue.front().map(|next| next.deadline);
+        if next.is_none() {
+            entry.watchdog = None;
+        }
+        next
     }
 
     /// A call on `lane` returned: what queued meanwhile goes next, from a task of its own so
@@ -227,12 +281,13 @@ impl Sender {
             Err(_) => {
                 entry.queue.clear();
                 entry.bytes = 0;
+                entry.watchdog = None;
                 release(&mut lanes, lane);
             }
         }
     }
 
-    /// Up to a batch of the calls queued on `lane` (those still awaited), oldest first;
+    /// Up to a batch of the calls queued on `lane` (those still awaited, in time), oldest first;
     /// none when the queue is empty, and the lane's flight then ends.
     fn take(&self, lane: Option<Slot>) -> Vec<Queued> {
         let mut lanes = self.batcher.lanes();
@@ -241,6 +296,7 @@ impl Sender {
         };
         let mut batch = Vec::with_capacity(entry.queue.len().min(MAX_GROUPS));
         let mut bytes = 0;
+        let now = Instant::now();
         while batch.len() < MAX_GROUPS {
             let Some(next) = entry.queue.front() else {
                 break;
@@ -251,7 +307,10 @@ impl Sender {
             }
             let next = entry.queue.pop_front().expect("a front");
             entry.bytes -= size;
-            if !next.reply.is_closed() {
+            // A call whose caller left or whose time is up is not decided.
+            if next.deadline <= now {
+                let _ = next.reply.send(self.timed_out());
+            } else if !next.reply.is_closed() {
                 bytes += size;
                 batch.push(next);
             }
@@ -262,39 +321,68 @@ impl Sender {
         batch
     }
 
-    /// Sends `batch` and answers each call in it.
-    async fn send(self: &Arc<Self>, mut batch: Vec<Queued>) {
-        if batch.len() == 1 {
-            let Queued { group, reply } = batch.pop().expect("one call");
-            let answer = self.alone(&group).await;
-            let _ = reply.send(answer);
-            return;
+    /// Sends `batch` and answers each call in it by that call's deadline.
+    async fn send(self: &Arc<Self>, batch: Vec<Queued>) {
+        let (groups, mut waiting): (Vec<Group>, Vec<_>) = batch
+            .into_iter()
+            .map(|queued| (queued.group, Some((queued.reply, queued.deadline))))
+            .unzip();
+        let run = self.decide_all(&groups);
+        tokio::pin!(run);
+        let answers = loop {
+            let next = waiting
+                .iter()
+                .flatten()
+                .map(|(_, deadline)| *deadline)
+                .min();
+            let Some(next) = next else {
+                // Every caller gave up; the batch still ends (within its own timeout) so
+                // that the breaker counts how it went.
+                run.await;
+                return;
+            };
+            match tokio::time::timeout_at(next, &mut run).await {
+                Ok(answers) => break answers,
+                Err(_) => {
+                    let now = Instant::now();
+                    for slot in &mut waiting {
+                        if slot.as_ref().is_some_and(|(_, deadline)| *deadline <= now) {
+                            let (reply, _) = slot.take().expect("a waiting call");
+                            let _ = reply.send(self.timed_out());
+                        }
+                    }
+                }
+            }
+        };
+        for (slot, answer) in waiting.into_iter().zip(answers) {
+            if let Some((reply, _)) = slot {
+                let _ = reply.send(answer);
+            }
+        }
+    }
+
+    /// Each group's answer: one alone, several in one batch call.
+    async fn decide_all(self: &Arc<Self>, groups: &[Group]) -> Vec<Answer> {
+        if let [group] = groups {
+            return vec![self.alone(group).await];
         }
         self.batcher.batches.fetch_add(1, Relaxed);
-        self.batcher.largest.fetch_max(batch.len() as u64, Relaxed);
+        self.batcher.largest.fetch_max(groups.len() as u64, Relaxed);
         let result = {
-            let call = Call::of(batch.iter().map(|queued| &queued.group), 0);
+            let call = Call::of(groups.iter(), 0);
             self.run(&call).await
         };
         match result {
-            Ok(Value::Array(items)) if items.len() == batch.len() => {
-                for (Queued { group, reply }, item) in batch.into_iter().zip(items) {
-                    let _ = reply.send(self.answer(&group, item));
-                }
-            }
+            Ok(Value::Array(items)) if items.len() == groups.len() => (groups.iter().zip(items))
+                .map(|(group, item)| self.answer(group, item))
+                .collect(),
             Ok(_) => {
                 let error = RedisError::Script {
                     message: "unexpected reply from the sluicegate batch script".into(),
                 };
-                for queued in batch {
-                    let _ = queued.reply.send(Err(error.clone()));
-                }
+                vec![Err(error); groups.len()]
             }
-            Err(error) => {
-                for queued in batch {
-                    let _ = queued.reply.send(Err(error.clone()));
-                }
-            }
+            Err(error) => vec![Err(error); groups.len()],
         }
     }
 
@@ -324,6 +412,18 @@ fn release(lanes: &mut HashMap<Option<Slot>, Lane>, lane: Option<Slot>) {
     }
 }
 
+/// Fails `lane`'s queued calls as their time ends, until its queue is empty.
+async fn watch(sender: Arc<Sender>, lane: Option<Slot>, number: u64, first: Instant) {
+    let mut next = first;
+    loop {
+        tokio::time::sleep_until(next).await;
+        match sender.expire(lane, number) {
+            Some(deadline) => next = deadline,
+            None => return,
+        }
+    }
+}
+
 /// Sends `lane`'s queued calls, a batch at a time, until none is left.
 async fn flush(sender: Arc<Sender>, lane: Option<Slot>) {
     loop {
@@ -332,5 +432,72 @@ async fn flush(sender: Arc<Sender>, lane: Option<Slot>) {
             return;
         }
         sender.send(batch).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Op;
+    use crate::redis::group::Member;
+    use crate::redis::link::Endpoint;
+    use std::time::Duration;
+
+    fn group(key: &str) -> Group {
+        Group::one(
+            Op::Check,
+            Member {
+                key: key.to_owned(),
+                algorithm: "g",
+                now: None,
+                cost: 1,
+                params: [0; 32],
+            },
+        )
+    }
+
+    /// A call queued behind a flight that never ends (nothing is sent here) still gets its
+    /// timeout at its deadline, from the lane's watchdog, and leaves the queue.
+    #[tokio::test]
+    async fn the_watchdog_times_out_a_call_queued_behind_a_stuck_flight() {
+        const TIMEOUT: Duration = Duration::from_millis(60);
+        let endpoint = Endpoint {
+            url: "redis://127.0.0.1:1/".into(),
+            cluster: false,
+            timeout: TIMEOUT,
+            connect_timeout: TIMEOUT,
+            lazy: true,
+        };
+        let sender = Sender::new(Link::connect(&endpoint).await.unwrap(), true, false);
+        assert!(matches!(sender.enqueue(None, group("a")), Route::Alone(_)));
+        let started = Instant::now();
+        let Route::Queued(first) = sender.enqueue(None, group("b")) else {
+            panic!("the lane is busy: the call queues")
+        };
+        tokio::time::sleep(TIMEOUT / 2).await;
+        let Route::Queued(second) = sender.enqueue(None, group("c")) else {
+            panic!("the lane is busy: the call queues")
+        };
+        // Each call's answer: a timeout, from the watchdog (without it, none ever comes).
+        async fn timed_out(answer: oneshot::Receiver<Answer>) {
+            let answer = tokio::time::timeout(Duration::from_secs(2), answer)
+                .await
+                .expect("answered by the watchdog")
+                .unwrap();
+            assert!(
+                matches!(answer, Err(RedisError::Timeout { .. })),
+                "{answer:?}"
+            );
+        }
+        timed_out(first).await;
+        let took = started.elapsed();
+        assert!(took >= TIMEOUT && took < TIMEOUT * 2, "after {took:?}");
+        // The second call, queued later, is answered on its own, later deadline.
+        timed_out(second).await;
+        assert!(started.elapsed() >= TIMEOUT + TIMEOUT / 2);
+        let lanes = sender.batcher.lanes();
+        let lane = &lanes[&None];
+        assert!(lane.queue.is_empty() && lane.bytes == 0 && lane.watchdog.is_none());
+        assert_eq!(lane.in_flight, 1, "the lone call's flight is still out");
     }
 }

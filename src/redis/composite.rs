@@ -11,13 +11,13 @@ use super::error::RedisError;
 use super::group::{Group, Member};
 use super::inner::Inner;
 use super::keys::hash_slot;
+use super::telemetry::Stopwatch;
 use super::time::TimeSource;
 use crate::backend::{Call, Joint, JointStore, Op};
 use crate::decision::Decision;
 use crate::state::Algorithm;
 use smallvec::SmallVec;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// A limiter as a group member knows it: a handle every [`RedisLimiter`](super::RedisLimiter)
 /// keeps, whatever its algorithm and clock, for [`Joint::limit`].
@@ -34,7 +34,7 @@ pub(crate) trait Part: Send + Sync {
     fn has_fallback(&self) -> bool;
     /// The fallback's decision (counted as one).
     fn fallback(&self, key: &str, cost: u32, op: Op) -> Option<Decision>;
-    fn record_call(&self, started: Instant);
+    fn record_call(&self, watch: Stopwatch);
     fn record_error(&self, error: &RedisError);
 }
 
@@ -68,8 +68,8 @@ impl<A: Algorithm, C: TimeSource> Part for Inner<A, C> {
         Some(decision)
     }
 
-    fn record_call(&self, started: Instant) {
-        self.telemetry.call(started.elapsed());
+    fn record_call(&self, watch: Stopwatch) {
+        self.telemetry.call(watch);
     }
 
     fn record_error(&self, error: &RedisError) {
@@ -131,9 +131,9 @@ async fn in_one_script(
         .map(|((part, &(_, cost)), key)| part.member(key, cost))
         .collect();
     let call = Group { op, members };
-    let started = Instant::now();
+    let watch = Stopwatch::start();
     let result = sender.decide(call).await;
-    parts[0].record_call(started);
+    parts[0].record_call(watch);
     Ok((parts.iter().zip(&result?))
         .map(|(part, numbers)| numbers.decision(part.limit()))
         .collect())

@@ -7,7 +7,7 @@
 
 use super::error::RedisError;
 use super::link::Arg;
-use super::reply::{self, ScriptAnswer};
+use super::reply::{self, Answers};
 use super::scripts::{Script, SCRIPTS};
 use crate::backend::Op;
 use smallvec::SmallVec;
@@ -80,7 +80,7 @@ impl Group {
     }
 
     /// Each member's numbers from this group's element of a call's reply.
-    pub(crate) fn reply(&self, value: redis::Value) -> Result<Vec<ScriptAnswer>, RedisError> {
+    pub(crate) fn reply(&self, value: redis::Value) -> Result<Answers, RedisError> {
         Ok(reply::composite(value, self.members.len())?.1)
     }
 }

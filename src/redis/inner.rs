@@ -12,7 +12,7 @@ use super::link::failing_key;
 use super::params::Params;
 use super::reply::{self, ScriptAnswer};
 use super::reset_watch::ResetWatch;
-use super::telemetry::Telemetry;
+use super::telemetry::{Stopwatch, Telemetry};
 use super::time::TimeSource;
 use super::undo::Undo;
 use crate::backend::{Op, Receipt, Reservation};
@@ -22,7 +22,7 @@ use crate::quota::Quota;
 use crate::state::Algorithm;
 use redis::Value;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Everything the clones of a limiter share.
 pub(crate) struct Inner<A: Algorithm, C: TimeSource> {
@@ -136,9 +136,9 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             cost,
             params: self.params(cost),
         };
-        let started = Instant::now();
+        let watch = Stopwatch::start();
         let result = self.sender.decide(Group::one(op, member)).await;
-        self.telemetry.call(started.elapsed());
+        self.telemetry.call(watch);
         Ok(result?[0])
     }
 
@@ -162,13 +162,13 @@ impl<A: Algorithm, C: TimeSource> Inner<A, C> {
             },
         );
         let call = group.reservation();
-        let started = Instant::now();
+        let watch = Stopwatch::start();
         let result = self
             .sender
             .link
             .eval(call.script, &call.keys, &call.args())
             .await;
-        self.telemetry.call(started.elapsed());
+        self.telemetry.call(watch);
         match reply::only(result?)? {
             Value::ServerError(error) => {
                 let error = redis::RedisError::from(error);

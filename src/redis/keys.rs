@@ -69,14 +69,18 @@ impl KeySpace {
         let mut name = String::with_capacity(self.prefix.len() + key.len() + self.suffix.len() + 2);
         name.push_str(&self.prefix);
         name.push('{');
-        for c in key.chars() {
-            match c {
-                '%' => name.push_str("%25"),
-                '{' => name.push_str("%7B"),
-                '}' => name.push_str("%7D"),
-                c => name.push(c),
-            }
+        // Runs between escapes are copied whole (most keys have none).
+        let mut rest = key;
+        while let Some(at) = rest.find(['%', '{', '}']) {
+            name.push_str(&rest[..at]);
+            name.push_str(match rest.as_bytes()[at] {
+                b'%' => "%25",
+                b'{' => "%7B",
+                _ => "%7D",
+            });
+            rest = &rest[at + 1..];
         }
+        name.push_str(rest);
         name.push('}');
         name.push_str(&self.suffix);
         name
@@ -195,6 +199,8 @@ mod tests {
         let quota = Quota::per_second(1);
         let space = KeySpace::new("p:", AlgorithmKind::FixedWindow, &quota).unwrap();
         assert!(space.name("a}b{c%").starts_with("p:{a%7Db%7Bc%25}f"));
+        assert!(space.name("é%%ü}").starts_with("p:{é%25%25ü%7D}f"));
+        assert!(space.name("").starts_with("p:{}f"));
         assert_ne!(space.name("%7D"), space.name("}"));
         let name = space.name("x}y");
         assert_eq!(hash_slot(name.as_bytes()), hash_slot(b"x%7Dy"));

@@ -5,7 +5,7 @@ use super::composite::Handle;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
 use super::inner::Inner;
-use super::telemetry::RedisStats;
+use super::telemetry::{RedisStats, Stopwatch};
 use super::time::{RedisTime, TimeSource};
 use super::undo::Undo;
 use crate::backend::{Op, Receipt, Reservation};
@@ -14,7 +14,7 @@ use crate::quota::Quota;
 use crate::state::Algorithm;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A rate limiter whose state lives in Redis, so that every server sharing that Redis
 /// enforces one limit per key: "100 per minute per user" across the whole fleet.
@@ -199,9 +199,9 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
         if let Undo::Local(receipt) = undo {
             return Ok(inner.standby.undo(key, receipt));
         }
-        let started = Instant::now();
+        let watch = Stopwatch::start();
         let result = undo.run(&inner.sender.link).await;
-        inner.telemetry.call(started.elapsed());
+        inner.telemetry.call(watch);
         if let (Ok(true), Some(cache)) = (&result, &inner.deny_cache) {
             // A denial cached since the reservation may be admitted again now.
             cache.forget(key);

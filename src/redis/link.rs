@@ -10,6 +10,7 @@
 
 use super::error::{classify, RedisError};
 use super::health::{Health, PROBE_INTERVAL};
+use super::reply;
 use super::scripts::Script;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterConfig};
@@ -302,7 +303,10 @@ impl Link {
                 other => other.map(Some),
             }
         };
-        self.within(keys, call).await
+        match self.within(keys, call).await? {
+            Some(Value::BulkString(packed)) => reply::unpack_native(&packed).map(Some),
+            other => Ok(other),
+        }
     }
 
     /// Awaits `call` within the timeout, keeping the breaker's count.

@@ -5,6 +5,7 @@
 use super::error::RedisError;
 use crate::decision::Decision;
 use redis::Value;
+use smallvec::SmallVec;
 use std::time::Duration;
 
 /// One limit's answer on the wire, as a script computes it (times in whole microseconds, and
@@ -21,6 +22,10 @@ pub(crate) struct ScriptAnswer {
     /// For a denial: until a single request would be admitted (0 if one would be now).
     pub(crate) retry_one_us: u64,
 }
+
+/// Each limit's answer of one call: one, unless the call is a composite (kept inline, a
+/// batched decision allocates nothing for its answer).
+pub(crate) type Answers = SmallVec<[ScriptAnswer; 1]>;
 
 /// Bytes of one limit's packed numbers.
 const PACKED: usize = 48;
@@ -88,21 +93,53 @@ pub(crate) fn reservation(value: Value) -> Result<(ScriptAnswer, Vec<Value>), Re
 
 /// A group's element of a call's reply: whether every limit allowed, then each limit's
 /// numbers.
-pub(crate) fn composite(
-    value: Value,
-    limits: usize,
-) -> Result<(bool, Vec<ScriptAnswer>), RedisError> {
+pub(crate) fn composite(value: Value, limits: usize) -> Result<(bool, Answers), RedisError> {
     let Value::BulkString(bytes) = value else {
         return Err(malformed("expected packed numbers"));
     };
     if bytes.len() != PACKED * limits {
         return Err(malformed("six numbers per limit"));
     }
-    let numbers: Vec<ScriptAnswer> = bytes
+    let numbers: Answers = bytes
         .chunks_exact(PACKED)
         .map(ScriptAnswer::unpack)
         .collect::<Result<_, _>>()?;
     Ok((numbers.iter().all(|n| n.allowed), numbers))
+}
+
+/// The Redis module's reply to a call none of whose groups failed: its elements packed in
+/// one string (redis-module/src/reply.rs: per element a tag, `n` numbers or `u` a
+/// reservation's three parts, each part a big-endian u32 length and its bytes), read here
+/// into the array `entry.lua` replies. One string is far cheaper for redis-rs to read than
+/// an array of them.
+pub(crate) fn unpack_native(bytes: &[u8]) -> Result<Value, RedisError> {
+    let mut rest = bytes;
+    let mut elements = Vec::with_capacity(bytes.len() / (PACKED + 5));
+    let part = |rest: &mut &[u8]| -> Result<Vec<u8>, RedisError> {
+        let (len, tail) = rest
+            .split_first_chunk::<4>()
+            .ok_or_else(|| malformed("a packed reply cut short"))?;
+        let len = u32::from_be_bytes(*len) as usize;
+        let bytes = tail
+            .get(..len)
+            .ok_or_else(|| malformed("a packed reply cut short"))?;
+        *rest = &tail[len..];
+        Ok(bytes.to_vec())
+    };
+    while let Some((&tag, tail)) = rest.split_first() {
+        rest = tail;
+        let element = match tag {
+            b'n' => Value::BulkString(part(&mut rest)?),
+            b'u' => Value::Array(vec![
+                Value::BulkString(part(&mut rest)?),
+                Value::BulkString(part(&mut rest)?),
+                Value::BulkString(part(&mut rest)?),
+            ]),
+            _ => return Err(malformed("an unknown element in a packed reply")),
+        };
+        elements.push(element);
+    }
+    Ok(Value::Array(elements))
 }
 
 /// An integer field (non-negative in every reply).
@@ -129,5 +166,38 @@ pub(crate) fn bytes(value: &Value) -> Result<Vec<u8>, RedisError> {
 fn malformed(what: &str) -> RedisError {
     RedisError::Script {
         message: format!("unexpected reply from a sluicegate script: {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        out.extend_from_slice(bytes);
+    }
+
+    #[test]
+    fn a_packed_reply_reads_as_the_scripts_array() {
+        let mut packed = vec![b'n'];
+        part(&mut packed, &[1; 48]);
+        packed.push(b'u');
+        part(&mut packed, &[2; 48]);
+        part(&mut packed, b"");
+        part(&mut packed, &[3; 17]);
+        let expected = Value::Array(vec![
+            Value::BulkString(vec![1; 48]),
+            Value::Array(vec![
+                Value::BulkString(vec![2; 48]),
+                Value::BulkString(vec![]),
+                Value::BulkString(vec![3; 17]),
+            ]),
+        ]);
+        assert_eq!(unpack_native(&packed).unwrap(), expected);
+        assert_eq!(unpack_native(b"").unwrap(), Value::Array(vec![]));
+        for bad in [&packed[..packed.len() - 1], b"n\0\0", b"x"] {
+            assert!(unpack_native(bad).is_err(), "{bad:?}");
+        }
     }
 }

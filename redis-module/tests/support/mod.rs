@@ -72,3 +72,22 @@ pub const SCRIPT: &str = concat!(
     "[119] = decide_sliding_window, [115] = decide_sliding_log, }\n",
     include_str!("../../../src/redis/lua/entry.lua"),
 );
+
+/// The module's reply in the shape of the script's: a packed reply (one string, see
+/// `reply.rs`) as the array of elements it packs; any other reply as it came.
+pub fn expand(reply: redis::Value) -> redis::Value {
+    use redis::Value;
+    let Value::BulkString(bytes) = reply else {
+        return reply;
+    };
+    let elements = sluicegate_redis::reply::unpack(&bytes)
+        .unwrap_or_else(|| panic!("a packed reply: {bytes:?}"));
+    let element = |mut parts: Vec<Vec<u8>>| {
+        if parts.len() == 1 {
+            Value::BulkString(parts.pop().expect("one part"))
+        } else {
+            Value::Array(parts.into_iter().map(Value::BulkString).collect())
+        }
+    };
+    Value::Array(elements.into_iter().map(element).collect())
+}
