@@ -587,7 +587,7 @@ async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
     };
     let server = RedisServer::start_with(&["--loadmodule", &path]);
     println!(
-        "| algorithm | decisions/s | / floor's calls/s | p50 µs | p99 µs | Redis CPU µs/decision (/ floor's per call) | client CPU µs/decision (/ floor's per call) | the scripts batched: decisions/s / floor's |"
+        "| algorithm | decisions/s | / floor's calls/s | p50 µs | p99 µs | Redis CPU µs/decision (/ floor's per call) | client CPU µs/decision (/ floor's per call) | the scripts batched: decisions/s / floor's, Redis CPU µs/decision |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     let tasks = 256;
@@ -602,22 +602,21 @@ async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
     );
     macro_rules! pair {
         ($a:ty, $name:literal) => {{
-            let scripts = decide::<$a>(floor_server, tasks, duration, true, false)
-                .await
-                .rate();
+            let scripts = decide::<$a>(floor_server, tasks, duration, true, false).await;
+            let scripts_cpu = per_call(scripts.server_cpu, &scripts);
             let mut run = decide::<$a>(&server, tasks, duration, true, true).await;
             let rate = run.rate();
             let (p50, p99) = (run.percentile(0.50), run.percentile(0.99));
             let (cpu, client) = (per_call(run.server_cpu, &run), per_call(run.client_cpu, &run));
             println!(
-                "| {} | {rate:.0} | {:.2}x | {:.0} | {:.0} | {cpu:.2} ({:.2}x) | {client:.2} ({:.2}x) | {:.2}x |",
+                "| {} | {rate:.0} | {:.2}x | {:.0} | {:.0} | {cpu:.2} ({:.2}x) | {client:.2} ({:.2}x) | {:.2}x, {scripts_cpu:.2} |",
                 $name,
                 rate / base.0,
                 p50.as_secs_f64() * 1e6,
                 p99.as_secs_f64() * 1e6,
                 cpu / base.1,
                 client / base.2,
-                scripts / base.0,
+                scripts.rate() / base.0,
             );
         }};
     }
@@ -625,6 +624,7 @@ async fn module_throughput(floor_server: &RedisServer, duration: Duration) {
     pair!(TokenBucket, "TokenBucket");
     pair!(LeakyBucket, "LeakyBucket");
     pair!(FixedWindow, "FixedWindow");
+    pair!(SlidingWindow, "SlidingWindow");
     let calls = server.cli(&["INFO", "commandstats"]);
     let native = calls
         .lines()

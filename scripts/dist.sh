@@ -6,8 +6,10 @@
 #                                    the npm packages (napi-rs's layout)
 #   sluicegate-server-VERSION-x86_64-linux-gnu, sluicegate-server-VERSION.oci.tar
 #                                    the service (`service` profile) and its image
+#   sluicegate-redis-module-VERSION-x86_64-linux-gnu.so
+#                                    the Redis module (`redis-server --loadmodule`)
 #   SHA256SUMS
-# Usage: scripts/dist.sh [python] [npm] [server]   (default: all three)
+# Usage: scripts/dist.sh [python] [npm] [server] [redis-module]   (default: all four)
 # Needs cargo, node and npm, python3, and podman for the image (.ci/run installs them from
 # Debian). scripts/dist/test.sh then installs each artifact where cargo is not on PATH.
 set -euo pipefail
@@ -17,14 +19,14 @@ step() { echo "== dist: $1 ($((SECONDS - start)) s)"; }
 
 version=$(bash scripts/check-version.sh)
 parts=("$@")
-[ "${#parts[@]}" -gt 0 ] || parts=(python npm server)
+[ "${#parts[@]}" -gt 0 ] || parts=(python npm server redis-module)
 if [ "$#" -eq 0 ]; then rm -rf dist; fi
 mkdir -p dist
 
 for part in "${parts[@]}"; do
     case "$part" in
-        python|npm|server) step "$part ($version)"; bash "scripts/dist/$part.sh" dist ;;
-        *) echo "dist: unknown part '$part' (python, npm, server)" >&2; exit 2 ;;
+        python|npm|server|redis-module) step "$part ($version)"; bash "scripts/dist/$part.sh" dist ;;
+        *) echo "dist: unknown part '$part' (python, npm, server, redis-module)" >&2; exit 2 ;;
     esac
 done
 

@@ -16,6 +16,9 @@ pub const READ: c_int = 1;
 pub const WRITE: c_int = 2;
 pub const KEYTYPE_EMPTY: c_int = 0;
 pub const KEYTYPE_STRING: c_int = 1;
+/// Keyspace event classes (`notify-keyspace-events`' `g` and `$`).
+pub const NOTIFY_GENERIC: c_int = 1 << 2;
+pub const NOTIFY_STRING: c_int = 1 << 3;
 /// The version of the API `SetModuleAttribs` is told.
 pub const APIVER_1: c_int = 1;
 
@@ -46,6 +49,8 @@ pub struct Api {
     pub reply_with_string_buffer: unsafe extern "C" fn(*mut Ctx, *const c_char, usize) -> c_int,
     pub reply_with_error: unsafe extern "C" fn(*mut Ctx, *const c_char) -> c_int,
     pub replicate: unsafe extern "C" fn(*mut Ctx, *const c_char, *const c_char, ...) -> c_int,
+    pub notify_keyspace_event:
+        unsafe extern "C" fn(*mut Ctx, c_int, *const c_char, *mut RString) -> c_int,
 }
 
 static API: OnceLock<Api> = OnceLock::new();
@@ -87,6 +92,7 @@ pub unsafe fn load(ctx: *mut Ctx) -> Option<&'static Api> {
         reply_with_string_buffer: get(get_api, c"RedisModule_ReplyWithStringBuffer")?,
         reply_with_error: get(get_api, c"RedisModule_ReplyWithError")?,
         replicate: get(get_api, c"RedisModule_Replicate")?,
+        notify_keyspace_event: get(get_api, c"RedisModule_NotifyKeyspaceEvent")?,
     };
     let _ = API.set(api);
     API.get()

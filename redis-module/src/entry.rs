@@ -2,7 +2,7 @@
 //! group in arrival order on the values read, each string key written once at the end under
 //! prelude.lua's TTL rule. `lib.rs` reads the keys and applies what this returns.
 
-use crate::rules::{rule, STATE};
+use crate::rules::rule;
 
 /// A key's value when the call began.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +19,7 @@ pub enum Element {
     /// Each member's six packed numbers.
     Numbers(Vec<u8>),
     /// A reservation that wrote: its numbers, the value before ('' for none) and the one written.
-    Undo(Vec<u8>, Vec<u8>, [u8; STATE]),
+    Undo(Vec<u8>, Vec<u8>, Vec<u8>),
     Error(String),
 }
 
@@ -28,7 +28,7 @@ pub enum Element {
 pub struct Write {
     /// Its place among the call's keys (from 0).
     pub key: usize,
-    pub value: [u8; STATE],
+    pub value: Vec<u8>,
     /// The TTL to set (ms), `None` to keep the key's.
     pub ttl_ms: Option<i64>,
 }
@@ -64,7 +64,7 @@ struct Track {
 /// One member of a group, decided (entry.lua's replies, writes, at, fresh_at, nows, owns).
 struct Decided {
     reply: [f64; 6],
-    write: Option<[u8; STATE]>,
+    write: Option<Vec<u8>>,
     key: usize,
     fresh: f64,
     now: f64,
@@ -209,24 +209,25 @@ pub fn run(
         }
         let mut undo = None;
         if hit || ((op == b'c' || op == b'r') && all) {
-            for &Decided {
+            for Decided {
                 write,
                 key,
                 fresh,
                 now,
                 own,
                 ..
-            } in &decided
+            } in &mut decided
             {
-                let Some(write) = write else { continue };
+                let (key, fresh, now, own) = (*key, *fresh, *now, *own);
+                let Some(write) = write.take() else { continue };
                 if op == b'r' {
                     let before = match &values[key] {
                         Value::Str(v) => v.clone(),
                         _ => Vec::new(),
                     };
-                    undo = Some((before, write));
+                    undo = Some((before, write.clone()));
                 }
-                values[key] = Value::Str(write.to_vec());
+                values[key] = Value::Str(write);
                 let t = &mut track[key];
                 (t.dirty, t.fresh, t.now) = (true, fresh, now);
                 t.own = t.own && own;
@@ -247,7 +248,7 @@ pub fn run(
         let Value::Str(v) = &values[key] else {
             continue;
         };
-        let value: [u8; STATE] = v.as_slice().try_into().map_err(|_| MALFORMED)?;
+        let value = v.clone();
         let ttl_ms = expiry(t.fresh, t.first, t.now, t.own);
         if ttl_ms.is_some_and(|ms| ms as f64 >= MAX_TTL_MS) {
             return Err(TTL_RANGE);

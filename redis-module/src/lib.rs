@@ -1,13 +1,13 @@
 //! sluicegate's Redis module: `SLUICEGATE.DECIDE key [key ...] calls`, the decision call of
 //! the Redis limiter (entry.lua) as a native command, for the algorithms whose state is one
-//! string (fixed and anchored windows, GCRA, leaky and token buckets). It reads and writes
+//! string (fixed, anchored and sliding windows, GCRA, leaky and token buckets). It reads and writes
 //! exactly what the scripts do, so the two can decide the same keys side by side, and it
 //! spends none of the Lua interpreter's time a decision (BENCHMARKS.md, "Issue 33").
 //!
 //! Load it with `redis-server --loadmodule /path/to/libsluicegate_redis.so` (or
 //! `MODULE LOAD`), and build the limiter with `RedisBuilder::module(true)`; calls of the
-//! sliding window and the sliding log, and calls to a node without the module, still go to
-//! the scripts.
+//! sliding log (a sorted set), and calls to a node without the module, still go to the
+//! scripts.
 //!
 //! The reply is `entry.lua`'s, packed in one string when no group failed (`reply.rs`).
 //!
@@ -85,10 +85,11 @@ unsafe extern "C" fn decide_command(ctx: *mut Ctx, argv: *mut *mut RString, argc
     };
     if let Ok(outcome) = &outcome {
         let mut names = Vec::with_capacity(outcome.writes.len());
-        let mut effects = Vec::with_capacity(outcome.writes.len() * 25);
+        let mut effects = Vec::with_capacity(outcome.writes.len() * 34);
         for write in &outcome.writes {
             if !handles[write.key].is_null() {
                 apply(api, handles[write.key], write, &mut effects);
+                notify(api, ctx, keys[write.key], write);
                 names.push(keys[write.key]);
             }
         }
@@ -185,7 +186,9 @@ unsafe fn apply(api: &Api, key: *mut Key, write: &entry::Write, effects: &mut Ve
     if !ptr.is_null() && len == value.len() {
         std::ptr::copy_nonoverlapping(value.as_ptr(), ptr.cast::<u8>(), len);
     }
-    // What the replicas replay: the state, and the expiry (ms since the epoch) or -1.
+    // What the replicas replay: the state's length and bytes, and the expiry (ms since the
+    // epoch) or -1.
+    effects.push(value.len() as u8);
     effects.extend_from_slice(value);
     let at = match write.ttl_ms {
         Some(ms) => {
@@ -195,6 +198,15 @@ unsafe fn apply(api: &Api, key: *mut Key, write: &entry::Write, effects: &mut Ve
         None => -1.0,
     };
     effects.extend_from_slice(&at.to_be_bytes());
+}
+
+/// The keyspace events the script's write would fire: `SET ... PX` fires `set` and
+/// `expire`, `SET ... KEEPTTL` fires `set`.
+unsafe fn notify(api: &Api, ctx: *mut Ctx, name: *mut RString, write: &entry::Write) {
+    (api.notify_keyspace_event)(ctx, api::NOTIFY_STRING, c"set".as_ptr(), name);
+    if write.ttl_ms.is_some() {
+        (api.notify_keyspace_event)(ctx, api::NOTIFY_GENERIC, c"expire".as_ptr(), name);
+    }
 }
 
 /// Replays a call's writes on replicas and in the AOF, which need no module: one `EVAL` of
@@ -217,12 +229,14 @@ unsafe fn replicate(api: &Api, ctx: *mut Ctx, names: &[*mut RString], effects: &
     );
 }
 
-/// The writes of a call, replayed: each key's state and expiry (ms since the epoch, or -1
-/// to keep the key's TTL), packed as `>c17d`.
+/// The writes of a call, replayed: each key's state (its length in a byte, then its bytes)
+/// and expiry (ms since the epoch, or -1 to keep the key's TTL).
 const REPLAY: &std::ffi::CStr = c"local blob, pos = ARGV[1], 1
 for i = 1, #KEYS do
-  local v, at
-  v, at, pos = struct.unpack('>c17d', blob, pos)
+  local len = string.byte(blob, pos)
+  local v = string.sub(blob, pos + 1, pos + len)
+  local at
+  at, pos = struct.unpack('>d', blob, pos + 1 + len)
   if at < 0 then
     redis.call('SET', KEYS[i], v, 'KEEPTTL')
   else

@@ -79,7 +79,7 @@ mod tests {
     fn unpack_reads_what_pack_wrote() {
         let elements = [
             Element::Numbers(vec![1; 48]),
-            Element::Undo(vec![2; 48], vec![], [3; crate::rules::STATE]),
+            Element::Undo(vec![2; 48], vec![], vec![3; crate::rules::STATE]),
             Element::Numbers(vec![4; 96]),
         ];
         let packed = pack(&elements).unwrap();

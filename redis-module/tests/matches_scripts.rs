@@ -50,7 +50,7 @@ impl Limit {
     fn random(rng: &mut Rng) -> Limit {
         let limit = rng.pick(&[1, 2, 3, 5, 10, 100]);
         Limit {
-            letter: rng.pick(b"faglt"),
+            letter: rng.pick(b"fagltw"),
             limit,
             period_ns: rng.pick(&[333, 1_500_000, 1_000_000_000, 60_000_000_000]),
             burst: limit + rng.below(3),
@@ -63,7 +63,7 @@ impl Limit {
         let g = gcd(p, 1000 * l);
         let f = |x: u64| x as f64;
         match self.letter {
-            b'f' => {
+            b'f' | b'w' => {
                 let g = gcd(1000, p);
                 [f(l), f(1000 / g), f(p / g), 0.0]
             }
@@ -87,11 +87,16 @@ fn seed(rng: &mut Rng, con: &mut redis::Connection, keys: [&str; 2]) {
     match choice {
         0..=5 => return,
         6 | 7 => {
-            value.push(rng.pick(b"FAGLTX"));
+            value.push(rng.pick(b"FAGLTWX"));
             let a = rng.pick(&[0.0, 1.0, 1.5, -3.0, 1.7e15, 9.1e15]);
             let b = rng.pick(&[0.0, 1.0, 2.0, 0.5, 1e6, 2.0e15]);
             value.extend_from_slice(&f64::to_be_bytes(a));
             value.extend_from_slice(&f64::to_be_bytes(b));
+            // Half the time a third number: the sliding window's length (or a wrong one).
+            if rng.below(2) == 0 {
+                let c = rng.pick(&[0.0, 1.0, 3.0, 0.5]);
+                value.extend_from_slice(&f64::to_be_bytes(c));
+            }
         }
         8 => value.extend_from_slice(b"not ours"),
         _ => {

@@ -5,7 +5,7 @@
 mod support;
 
 use redis::ConnectionLike;
-use sluicegate::algorithm::{FixedWindow, Gcra};
+use sluicegate::algorithm::{FixedWindow, Gcra, SlidingWindow};
 use sluicegate::redis::RedisLimiter;
 use sluicegate::Quota;
 use std::time::Duration;
@@ -78,6 +78,56 @@ fn on_redis_clock_counts_exactly_and_keeps_the_ttl_as_the_script_does() {
     let module: Vec<u8> = redis::cmd("GET").arg("m").query(&mut con).unwrap();
     let script: Vec<u8> = redis::cmd("GET").arg("s").query(&mut con).unwrap();
     assert_eq!(module, script, "the same window and count");
+}
+
+/// Keyspace notifications: each write fires the events the script's `SET` fires (`set`,
+/// and `expire` when the TTL moves), in the same order.
+#[test]
+fn a_write_fires_the_keyspace_events_the_scripts_write_fires() {
+    let server = server_with_module();
+    let mut con = connect(&server);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("KEA")
+        .query(&mut con)
+        .unwrap();
+    let mut listener = connect(&server);
+    let mut pubsub = listener.as_pubsub();
+    pubsub.psubscribe("__keyspace@0__:*").unwrap();
+    pubsub
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    for (native, key) in [(true, "m"), (false, "s")] {
+        // A new key (its TTL set), writes that keep the TTL, and denials (nothing written).
+        for _ in 0..7 {
+            con.req_packed_command(&hit(native, key).get_packed_command())
+                .unwrap();
+        }
+    }
+    let _: () = redis::cmd("SET")
+        .arg("done")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let mut events: [Vec<String>; 2] = Default::default();
+    loop {
+        let message = pubsub.get_message().expect("an event within 5 s");
+        let channel = message.get_channel_name().to_owned();
+        let event: String = message.get_payload().unwrap();
+        match channel.strip_prefix("__keyspace@0__:") {
+            Some("m") => events[0].push(event),
+            Some("s") => events[1].push(event),
+            Some("done") => break,
+            other => panic!("an event on {other:?}"),
+        }
+    }
+    assert_eq!(
+        events[0], events[1],
+        "the module's events, then the script's"
+    );
+    assert_eq!(&events[0][..2], ["set", "expire"], "{:?}", events[0]);
+    assert!(events[0].len() >= 5, "{:?}", events[0]);
 }
 
 #[test]
@@ -225,7 +275,8 @@ async fn the_limiter_decides_by_the_module_when_redis_has_it() {
         0,
         "no script ran"
     );
-    // A GCRA limiter too (the other state family), and the sliding log still by script.
+    // A GCRA limiter too (the other state family) and a sliding window (the wider state),
+    // still with no script.
     let gcra = RedisLimiter::<Gcra>::builder(Quota::per_second(5), &server.url())
         .module(true)
         .prefix("g:")
@@ -234,6 +285,19 @@ async fn the_limiter_decides_by_the_module_when_redis_has_it() {
         .unwrap();
     let answers: Vec<bool> = futures_answers(&gcra, 7).await;
     assert_eq!(answers.iter().filter(|a| **a).count(), 5, "{answers:?}");
+    let sliding = RedisLimiter::<SlidingWindow>::builder(Quota::per_hour(5), &server.url())
+        .module(true)
+        .prefix("w:")
+        .connect()
+        .await
+        .unwrap();
+    let answers: Vec<bool> = futures_answers(&sliding, 7).await;
+    assert_eq!(answers.iter().filter(|a| **a).count(), 5, "{answers:?}");
+    assert_eq!(
+        calls(&server, "evalsha") + calls(&server, "eval"),
+        0,
+        "no script ran"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,7 +360,10 @@ async fn futures_count(limiter: &RedisLimiter<FixedWindow>, key: &str, n: usize)
     admitted
 }
 
-async fn futures_answers(limiter: &RedisLimiter<Gcra>, n: usize) -> Vec<bool> {
+async fn futures_answers<A: sluicegate::Algorithm>(
+    limiter: &RedisLimiter<A>,
+    n: usize,
+) -> Vec<bool> {
     let mut answers = Vec::new();
     for _ in 0..n {
         answers.push(limiter.check("g").await.unwrap().is_allowed());

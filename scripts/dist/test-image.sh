@@ -56,41 +56,7 @@ http=$(port) grpc=$(port)
     --publish "127.0.0.1:$http:8080" --publish "127.0.0.1:$grpc:8081" \
     --volume "$work/config:/etc/sluicegate:ro" "$image" >/dev/null
 
-python3 - "$http" <<'PY'
-import json, sys, time, urllib.error, urllib.request
-base = f"http://127.0.0.1:{sys.argv[1]}"
-
-def call(path, body=None):
-    request = urllib.request.Request(base + path, data=body and json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status, response.read().decode(), response.headers
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(), error.headers
-
-deadline = time.monotonic() + 20
-while True:
-    try:
-        status, body, _ = call("/healthcheck")
-        if status == 200:
-            break
-    except OSError as error:
-        status, body = None, str(error)
-    if time.monotonic() > deadline:
-        sys.exit(f"test-image: /healthcheck did not answer 200 within 20 s (last: {status} {body!r})")
-    time.sleep(0.2)
-print(f"ok: GET /healthcheck from outside the container: {status} {body.strip()}")
-
-request = {"domain": "example", "descriptors": [{"entries": [{"key": "path", "value": "/hello"}]}]}
-answers = [call("/json", request) for _ in range(6)]
-statuses = [status for status, _, _ in answers]
-codes = [json.loads(body)["overallCode"] for _, body, _ in answers]
-assert statuses == [200] * 5 + [429], f"POST /json statuses {statuses}"
-assert codes == ["OK"] * 5 + ["OVER_LIMIT"], f"overall codes {codes}"
-assert answers[5][2].get("Retry-After"), "the 429 lacks Retry-After"
-print(f"ok: POST /json: {statuses}, {codes[-1]} with Retry-After: {answers[5][2].get('Retry-After')}")
-PY
+python3 scripts/dist/json-check.py "$http" test-image
 
 pid=$(podman inspect --format '{{.State.Pid}}' "$name")
 uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")

@@ -202,8 +202,8 @@ impl<'a> Call<'a> {
 }
 
 /// The algorithms the sluicegate Redis module decides (redis-module/src/rules): those whose
-/// state is one string, but for the sliding window.
-const NATIVE: &[u8] = b"faglt";
+/// state is one string (all but the sliding log).
+const NATIVE: &[u8] = b"fagltw";
 
 /// Marks a provisional index as a sorted set's.
 const LOG: u32 = 1 << 31;

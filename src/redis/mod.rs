@@ -128,8 +128,8 @@
 //! the same stored states, the same TTL rule, so limiters with and without it can share keys.
 //! Load it into Redis (`redis-server --loadmodule /path/to/libsluicegate_redis.so`, or
 //! `loadmodule` in redis.conf) and build the limiter with [`RedisBuilder::module`]`(true)`.
-//! It decides the fixed and anchored windows, GCRA and the leaky and token buckets; calls of
-//! the sliding window or the sliding log run the scripts. A Redis that answers that it does
+//! It decides the fixed, anchored and sliding windows, GCRA and the leaky and token buckets;
+//! calls of the sliding log (a sorted set) run the scripts. A Redis that answers that it does
 //! not know the command (the module is not loaded) gets that call as a script, and every call
 //! after it. Its writes reach replicas and the AOF as one `EVAL` per call that replays them
 //! (each key's state and expiry), so replicas need no module; a managed Redis that loads no

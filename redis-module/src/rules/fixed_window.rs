@@ -1,22 +1,9 @@
-//! fixed_window.lua and window.lua's alignment, ported (see there for the rule and units).
+//! fixed_window.lua, ported (see there for the rule).
 
+use super::window::{instant, window_of};
 use super::{count_window, fractional, read, Decision, MAX_EXACT};
 
 const FOREIGN: &str = "SGFOREIGN the key holds a value that is not a sluicegate FixedWindow state";
-
-/// window.lua's `window_of`: the window holding `now`.
-fn window_of(now: f64, m: f64, d: f64) -> f64 {
-    let qa = (now / d).floor();
-    let ra = now - qa * d;
-    let s = (ra * m / d).floor();
-    qa * m + s
-}
-
-/// window.lua's `instant`: the first whole us at or after `x` units into window `w`.
-pub(crate) fn instant(w: f64, x: f64, m: f64, d: f64) -> f64 {
-    let qw = (w / m).floor();
-    qw * d + (((w - qw * m) * d + x) / m).ceil()
-}
 
 pub(crate) fn decide(
     v: Option<&[u8]>,
@@ -25,7 +12,7 @@ pub(crate) fn decide(
     hit: bool,
     [l, m, d, _]: [f64; 4],
 ) -> Result<Decision, &'static str> {
-    let mut w = window_of(now, m, d);
+    let mut w = window_of(now, m, d).0;
     let (mut count, mut before) = (0.0, None);
     if let Some(v) = v {
         let (sw, c) = read(v, b'F').ok_or(FOREIGN)?;

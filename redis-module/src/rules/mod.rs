@@ -9,13 +9,15 @@
 mod anchored_window;
 mod emission;
 mod fixed_window;
+mod sliding_window;
 mod token_bucket;
+mod window;
 
 /// Stored times and counters are below this; anything larger is not ours.
 pub(crate) const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
 /// The largest backlog or debt a state records, in its algorithm's units.
 pub(crate) const MAX_DEBT: f64 = 2_251_799_813_685_248.0;
-/// Every state these rules keep: a tag and two big-endian doubles.
+/// The states of every rule but the sliding window's: a tag and two big-endian doubles.
 pub const STATE: usize = 17;
 
 /// One decision (prelude.lua's `decide` returns).
@@ -25,7 +27,7 @@ pub struct Decision {
     pub reply: [f64; 6],
     pub allowed: bool,
     /// The new state, `None` when nothing changes.
-    pub write: Option<[u8; STATE]>,
+    pub write: Option<Vec<u8>>,
     /// When the new state is fresh again (us).
     pub fresh: f64,
     /// The same for the state read; `None` when there was none.
@@ -35,8 +37,8 @@ pub struct Decision {
 /// `decide(v, now, n, hit, [a, b, c, d])`: `Err` is the `SGFOREIGN` error reply.
 pub type Rule = fn(Option<&[u8]>, f64, f64, bool, [f64; 4]) -> Result<Decision, &'static str>;
 
-/// The rule of an algorithm's letter (entry.lua's `deciders`), `None` for those left to Lua
-/// (the sliding window and the sliding log).
+/// The rule of an algorithm's letter (entry.lua's `deciders`), `None` for the one left to Lua
+/// (the sliding log, whose state is a sorted set).
 pub fn rule(letter: u8) -> Option<Rule> {
     match letter {
         b'f' => Some(fixed_window::decide),
@@ -44,6 +46,7 @@ pub fn rule(letter: u8) -> Option<Rule> {
         b'g' => Some(emission::gcra),
         b'l' => Some(emission::leaky_bucket),
         b't' => Some(token_bucket::decide),
+        b'w' => Some(sliding_window::decide),
         _ => None,
     }
 }
@@ -102,11 +105,11 @@ pub(crate) fn read(v: &[u8], tag: u8) -> Option<(f64, f64)> {
 }
 
 /// `struct.pack('>Bdd', tag, a, b)`.
-pub(crate) fn state(tag: u8, a: f64, b: f64) -> [u8; STATE] {
-    let mut out = [0; STATE];
-    out[0] = tag;
-    out[1..9].copy_from_slice(&a.to_be_bytes());
-    out[9..17].copy_from_slice(&b.to_be_bytes());
+pub(crate) fn state(tag: u8, a: f64, b: f64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(STATE);
+    out.push(tag);
+    out.extend_from_slice(&a.to_be_bytes());
+    out.extend_from_slice(&b.to_be_bytes());
     out
 }
 
