@@ -245,10 +245,10 @@ pub fn run(
         });
     }
     for (key, t) in track.iter().enumerate().filter(|(_, t)| t.dirty) {
-        let Value::Str(v) = &values[key] else {
+        // Each key is written once, after every group: its value moves out.
+        let Value::Str(value) = std::mem::replace(&mut values[key], Value::Missing) else {
             continue;
         };
-        let value = v.clone();
         let ttl_ms = expiry(t.fresh, t.first, t.now, t.own);
         if ttl_ms.is_some_and(|ms| ms as f64 >= MAX_TTL_MS) {
             return Err(TTL_RANGE);

@@ -17,7 +17,7 @@
 //!   flight sends it at once, up to [`MAX_IN_FLIGHT`] batches, so Redis is not idle while a
 //!   round trip is out.
 //! - Each caller keeps its own timeout, counted from when it queued, without a timer of its
-//!   own (a timer per call was a tenth of the client's CPU a batched decision: BENCHMARKS.md,
+//!   own (a timer per call took 6-8% of the client's CPU a batched decision: BENCHMARKS.md,
 //!   "K-batching"): a lane's watchdog fails the queued calls whose time is up, and a batch in
 //!   flight fails each of its calls at that call's deadline, while the batch itself runs on
 //!   to its own timeout so that the breaker still counts it. A batch that fails as a whole

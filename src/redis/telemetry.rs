@@ -147,8 +147,9 @@ impl Telemetry {
     }
 }
 
-/// Times a call for the duration histogram. Without `metrics` it reads no clock: two clock
-/// reads were a tenth of the client's CPU a batched decision (BENCHMARKS.md, "K-batching").
+/// Times a call for the duration histogram. Without `metrics` it reads no clock: clock reads
+/// took 4-6% of the client's CPU a batched decision, two of them this histogram's
+/// (BENCHMARKS.md, "K-batching").
 #[derive(Clone, Copy)]
 pub(crate) struct Stopwatch {
     #[cfg(feature = "metrics")]
