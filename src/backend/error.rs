@@ -53,6 +53,8 @@ pub struct BackendError {
     kind: BackendErrorKind,
     source: Box<dyn Error + Send + Sync + 'static>,
     member: Option<usize>,
+    /// The failing backend's own short name for what failed, when it gave one.
+    label: Option<&'static str>,
 }
 
 impl BackendError {
@@ -62,6 +64,17 @@ impl BackendError {
             kind,
             source: source.into(),
             member: None,
+            label: None,
+        }
+    }
+
+    /// The same error with the failing backend's own short name for what failed (a
+    /// `RedisError`'s `script`, `wrong_type`, `foreign`...), which [`label`](Self::label)
+    /// then returns: the backend that failed names its failure, the seam knows no backend.
+    pub fn with_label(self, label: &'static str) -> Self {
+        BackendError {
+            label: Some(label),
+            ..self
         }
     }
 
@@ -89,15 +102,12 @@ impl BackendError {
         &*self.source
     }
 
-    /// A short name for what failed: the backend's own when it has one (a `RedisError`'s
-    /// `label()`: `script`, `wrong_type`, `foreign`...), the
-    /// [kind's](BackendErrorKind::label) otherwise. What the bindings report as an error's kind.
+    /// A short name for what failed: the one the failing backend gave
+    /// ([`with_label`](Self::with_label); a Redis limiter gives its `RedisError`'s `label()`:
+    /// `script`, `wrong_type`, `foreign`...), the [kind's](BackendErrorKind::label)
+    /// otherwise. What the bindings report as an error's kind.
     pub fn label(&self) -> &'static str {
-        #[cfg(feature = "redis")]
-        if let Some(redis) = self.source.downcast_ref::<crate::redis::RedisError>() {
-            return redis.label();
-        }
-        self.kind.label()
+        self.label.unwrap_or(self.kind.label())
     }
 }
 

@@ -7,8 +7,9 @@ use super::limit::RequestLimit;
 use crate::backend::Backend;
 use crate::clock::TscClock;
 use crate::dynamic::{AnyKeyedLimiter, AnyLimiter};
+use crate::error::QuotaError;
 use crate::policy::{AlgorithmKind, KeySpec, Policy};
-use crate::{Quota, QuotaError};
+use crate::quota::Quota;
 use std::sync::Arc;
 
 /// The most keys an HTTP limit's in-process table holds unless told otherwise: a client

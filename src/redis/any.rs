@@ -1,6 +1,5 @@
 //! [`AnyRedisLimiter`]: a [`RedisLimiter`] whose algorithm is chosen at run time.
 
-use super::builder::RedisBuilder;
 use super::error::RedisError;
 use super::limiter::RedisLimiter;
 use super::telemetry::RedisStats;
@@ -44,29 +43,6 @@ pub enum AnyRedisLimiter<C: TimeSource = RedisTime> {
     FixedWindow(RedisLimiter<FixedWindow, C>),
     SlidingWindow(RedisLimiter<SlidingWindow, C>),
     SlidingLog(RedisLimiter<SlidingLog, C>),
-}
-
-/// # Connecting
-impl AnyRedisLimiter {
-    /// Connects to the Redis at `url` with every default, deciding by `algorithm`; see
-    /// [`RedisLimiter::connect`].
-    pub async fn connect(
-        quota: Quota,
-        algorithm: AlgorithmKind,
-        url: &str,
-    ) -> Result<Self, RedisError> {
-        Self::builder(quota, algorithm, url).connect().await
-    }
-
-    /// A builder with every knob of [`RedisLimiter::builder`]'s (its
-    /// [`clock`](RedisBuilder::clock) makes an `AnyRedisLimiter<C>` of another clock).
-    pub fn builder(
-        quota: Quota,
-        algorithm: AlgorithmKind,
-        url: &str,
-    ) -> RedisBuilder<AlgorithmKind, RedisTime> {
-        RedisBuilder::new(quota, url, algorithm)
-    }
 }
 
 /// # Checking requests

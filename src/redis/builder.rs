@@ -12,7 +12,7 @@ use super::link::{Endpoint, Link};
 use super::params::Params;
 use super::reset_watch::ResetWatch;
 use super::telemetry::Telemetry;
-use super::time::TimeSource;
+use super::time::{RedisTime, TimeSource};
 use crate::algorithm::AlgorithmKind;
 use crate::dynamic::for_kind;
 use crate::keyed::ClockSource;
@@ -304,6 +304,31 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             let _ = limiter.inner.reset_watch.set(watch);
         }
         Ok(limiter)
+    }
+}
+
+/// # Connecting
+///
+/// Here, beside the builder they return, so that the limiter types know no builder.
+impl AnyRedisLimiter {
+    /// Connects to the Redis at `url` with every default, deciding by `algorithm`; see
+    /// [`RedisLimiter::connect`].
+    pub async fn connect(
+        quota: Quota,
+        algorithm: AlgorithmKind,
+        url: &str,
+    ) -> Result<Self, RedisError> {
+        Self::builder(quota, algorithm, url).connect().await
+    }
+
+    /// A builder with every knob of [`RedisLimiter::builder`]'s (its
+    /// [`clock`](RedisBuilder::clock) makes an `AnyRedisLimiter<C>` of another clock).
+    pub fn builder(
+        quota: Quota,
+        algorithm: AlgorithmKind,
+        url: &str,
+    ) -> RedisBuilder<AlgorithmKind, RedisTime> {
+        RedisBuilder::new(quota, url, algorithm)
     }
 }
 

@@ -180,7 +180,8 @@ impl From<QuotaError> for RedisError {
 
 impl From<RedisError> for BackendError {
     fn from(error: RedisError) -> Self {
-        BackendError::new(error.kind(), error)
+        let label = error.label();
+        BackendError::new(error.kind(), error).with_label(label)
     }
 }
 

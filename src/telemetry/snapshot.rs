@@ -29,7 +29,7 @@ pub struct Snapshot {
     /// The name it was given.
     pub limiter: String,
     /// The quota every key gets, when there is one.
-    pub quota: Option<crate::Quota>,
+    pub quota: Option<crate::quota::Quota>,
     /// Checks allowed so far.
     pub allowed: Option<u64>,
     /// Checks denied so far.

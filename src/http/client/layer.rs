@@ -1,5 +1,6 @@
 //! [`ThrottleLayer`]: the client-side layer's settings.
 
+use super::config::Config;
 use super::service::Throttle;
 use crate::backend::Backend;
 use crate::http::{Cost, Global, KeyExtractor};
@@ -33,14 +34,6 @@ use tower_layer::Layer;
 #[derive(Clone)]
 pub struct ThrottleLayer {
     pub(crate) config: Arc<Config>,
-}
-
-#[derive(Clone)]
-pub(crate) struct Config {
-    pub(crate) backend: Arc<dyn Backend<str>>,
-    pub(crate) key: Arc<dyn KeyExtractor>,
-    pub(crate) cost: Cost,
-    pub(crate) jitter: Jitter,
 }
 
 impl ThrottleLayer {

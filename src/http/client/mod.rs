@@ -2,6 +2,7 @@
 //! until a provider's quota allows them, so a client never exceeds it ("at most 50 emails a
 //! second to the mail API") instead of collecting `429`s.
 
+mod config;
 mod layer;
 mod service;
 

@@ -1,6 +1,6 @@
 //! [`Throttle`]: waits for the limit, then sends.
 
-use super::layer::Config;
+use super::config::Config;
 use super::BoxError;
 use crate::http::KeyBuf;
 use crate::wait::UntilReady;

@@ -137,7 +137,13 @@ impl Publisher {
     /// Starts one thread (`sluicegate-metrics`) that calls [`publish`](Self::publish) every
     /// `interval` until the returned handle is dropped or [stopped](PublishThread::stop).
     pub fn spawn(&self, interval: Duration) -> std::io::Result<PublishThread> {
-        PublishThread::start(self.clone(), interval)
+        let publisher = self.clone();
+        PublishThread::start(
+            move || {
+                publisher.publish();
+            },
+            interval,
+        )
     }
 
     /// Registrations whose limiter is still alive.

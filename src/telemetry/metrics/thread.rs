@@ -1,11 +1,10 @@
 //! [`PublishThread`]: one background thread publishing every interval.
 
-use super::publisher::Publisher;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// The thread [`Publisher::spawn`] started. Dropping it (or calling [`stop`](Self::stop))
+/// The thread [`Publisher::spawn`](super::Publisher::spawn) started. Dropping it (or calling [`stop`](Self::stop))
 /// wakes the thread at once and waits for it to end.
 #[derive(Debug)]
 pub struct PublishThread {
@@ -14,14 +13,18 @@ pub struct PublishThread {
 }
 
 impl PublishThread {
-    pub(super) fn start(publisher: Publisher, interval: Duration) -> std::io::Result<Self> {
+    /// Calls `publish` every `interval` on a thread of its own.
+    pub(super) fn start(
+        mut publish: impl FnMut() + Send + 'static,
+        interval: Duration,
+    ) -> std::io::Result<Self> {
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("sluicegate-metrics".into())
             .spawn(move || {
                 // Wakes every interval to publish, and at once when the sender is dropped.
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    publisher.publish();
+                    publish();
                 }
             })?;
         Ok(PublishThread {
