@@ -55,6 +55,12 @@ ALLOWED_CIRCLES = [
     {"http/builder.rs", "http/limiter.rs"},
 ]
 
+# Circles being removed elsewhere, reported but not failed on: the keyed table's slot and
+# text slot use each other's items while the table is rewritten (remove the entry with them).
+PENDING_CIRCLES = [
+    {"state/table/slot.rs", "state/table/text.rs"},
+]
+
 EXTERN = {"std", "core", "alloc"}
 
 
@@ -378,7 +384,8 @@ def main():
         if v not in index:
             connect(v)
     allowed = [c for c in comps if set(c) in ALLOWED_CIRCLES]
-    other = [c for c in comps if set(c) not in ALLOWED_CIRCLES]
+    pending = [c for c in comps if set(c) in PENDING_CIRCLES]
+    other = [c for c in comps if c not in allowed and c not in pending]
     if show_edges:
         print("imports between files:")
         for src, dests in sorted(edges.items()):
@@ -386,9 +393,12 @@ def main():
     print(f"(a) imports that run back up a floor: {len(back)}")
     for b in back:
         print(b)
-    print(f"(b) file-level circles: {len(comps)} ({len(allowed)} allowed: a builder and its type)")
+    print(
+        f"(b) file-level circles: {len(comps)} ({len(allowed)} allowed: a builder and its type; "
+        f"{len(pending)} pending removal elsewhere)"
+    )
     for c in comps:
-        mark = "allowed" if c in allowed else "NOT ALLOWED"
+        mark = "allowed" if c in allowed else "pending" if c in pending else "NOT ALLOWED"
         inner = []
         for a in c:
             for b in c:

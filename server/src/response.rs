@@ -5,6 +5,7 @@ use crate::proto::rate_limit_response::{Code, DescriptorStatus, RateLimit};
 use crate::proto::RateLimitResponse;
 use crate::status::Verdict;
 use sluicegate::http::{front_end::DecidedLimit, RateLimitHeaders};
+use sluicegate::policy::quota_name;
 use sluicegate::Decision;
 use std::borrow::Cow;
 use std::time::Duration;
@@ -51,8 +52,8 @@ pub fn to_proto(verdict: &Verdict, with_headers: bool) -> RateLimitResponse {
 /// The headers for `verdict`, written by the library's one writer of them, as the tower
 /// layer and every other front end would write them for the same decisions: the enforced
 /// rules (shadow-mode ones only observe) as limits named by their rules; a rule with several
-/// quotas as one limit per quota, `NAME-1`, `NAME-2`... (as the Node and Python middlewares
-/// name them: the policy lists each name once).
+/// quotas as one limit per quota, `NAME-1`, `NAME-2`... (the library's `quota_name`, as every
+/// HTTP front end names them: the policy lists each name once).
 pub fn rate_limit_headers(verdict: &Verdict) -> RateLimitHeaders {
     let mut named: Vec<(Cow<'_, str>, u32, Duration, Decision)> = Vec::new();
     for status in &verdict.statuses {
@@ -63,8 +64,9 @@ pub fn rate_limit_headers(verdict: &Verdict) -> RateLimitHeaders {
             let name = Cow::Borrowed(shown.name.as_str());
             named.push((name, shown.quota_limit, shown.period, status.decision()));
         }
+        let parts = status.quotas.len();
         for (i, part) in status.quotas.iter().enumerate() {
-            let name = Cow::Owned(format!("{}-{}", shown.name, i + 1));
+            let name = quota_name(&shown.name, i, parts);
             named.push((name, part.limit, part.period, part.decision));
         }
     }

@@ -2,9 +2,10 @@
 
 use super::headers::{ceil_secs, Report};
 use super::key::KeyBuf;
-use super::limit::RequestLimit;
 use super::on_backend_error::OnBackendError;
-use crate::backend::{all_of_each, reserve_each, BackendError, Member, Op, Receipt, Receipts};
+use crate::backend::{
+    all_of_each, reserve_each, Backend, BackendError, Member, Op, Receipt, Receipts,
+};
 use crate::decision::{Decision, Numbers};
 use std::time::Duration;
 
@@ -21,6 +22,13 @@ pub(crate) enum Outcome {
     Deny { report: Report, violated: u64 },
     /// `503`: a keyed table is full.
     TableFull { limit: usize },
+    /// `413`: the request costs more than limit `limit` can ever admit (found once an open
+    /// tier was made; otherwise before deciding).
+    TooCostly {
+        limit: usize,
+        cost: u32,
+        capacity: u32,
+    },
     /// `503`: a backend failed and errors deny.
     Failed {
         limit: Option<usize>,
@@ -51,12 +59,16 @@ pub(crate) fn failed(
     }
 }
 
+/// Each limit's backend for one request: `None` for a slot of a tiered limit that the
+/// request's tier does not have (it is not decided).
+pub(crate) type Backends<'a> = smallvec::SmallVec<[Option<&'a dyn Backend<str>>; 4]>;
+
 /// Decides every limit at once with [`all_of`]: admitted only if all admit, and a denial
 /// consumes nothing. Limits whose backend fails are, when errors are allowed, left out and
 /// the others decided again, so that a shared backend going down does not switch off the
 /// in-process limits beside it.
 pub(crate) async fn all(
-    limits: &[RequestLimit],
+    limits: &[Option<&dyn Backend<str>>],
     keys: &[KeyBuf],
     costs: &[u32],
     on_error: OnBackendError,
@@ -67,7 +79,7 @@ pub(crate) async fn all(
 /// [`all`], keeping in `kept`, when the request is admitted, each limit that consumed with
 /// its receipt (what giving the request back takes).
 pub(crate) async fn all_reserving(
-    limits: &[RequestLimit],
+    limits: &[Option<&dyn Backend<str>>],
     keys: &[KeyBuf],
     costs: &[u32],
     on_error: OnBackendError,
@@ -77,19 +89,19 @@ pub(crate) async fn all_reserving(
 }
 
 async fn all_keeping(
-    limits: &[RequestLimit],
+    limits: &[Option<&dyn Backend<str>>],
     keys: &[KeyBuf],
     costs: &[u32],
     on_error: OnBackendError,
     mut keep: Option<&mut Vec<(usize, Receipt)>>,
 ) -> Outcome {
-    let mut active: Vec<usize> = (0..limits.len()).collect();
+    let mut active: Vec<usize> = (0..limits.len()).filter(|&i| limits[i].is_some()).collect();
     let mut decisions = Vec::with_capacity(limits.len());
     let mut receipts = Receipts::new();
     loop {
         let members: Vec<Member<'_, str>> = active
             .iter()
-            .map(|&i| Member::new(&*limits[i].backend, keys[i].as_str()).with_cost(costs[i]))
+            .filter_map(|&i| Some(Member::new(limits[i]?, keys[i].as_str()).with_cost(costs[i])))
             .collect();
         let decided = match keep {
             None => all_of_each(&members, Op::Check, &mut decisions).await,
@@ -168,6 +180,7 @@ pub(crate) fn summarize(
         (false, None) => Outcome::Deny {
             report: Report {
                 limit: 0,
+                tier: None,
                 quota: 0,
                 remaining: 0,
                 reset: 1,
@@ -183,6 +196,7 @@ fn make_report(limit: usize, decision: &Decision, numbers: &Numbers, until: Dura
     let quota = decision.limit();
     Report {
         limit,
+        tier: None,
         quota,
         remaining: numbers.remaining.min(quota),
         reset: ceil_secs(until),
@@ -225,10 +239,7 @@ mod tests {
         let narrow =
             KeyedLimiter::<String, FixedWindow, _>::with_clock(Quota::per_minute(2), clock.clone())
                 .unwrap();
-        let limits = [
-            RequestLimit::shared("wide", wide.clone()),
-            RequestLimit::new("narrow", narrow),
-        ];
+        let limits: [Option<&dyn Backend<str>>; 2] = [Some(&*wide), Some(&narrow)];
         let keys = keys(&["", "a"]);
         let outcome = now(all(&limits, &keys, &[1, 1], OnBackendError::Allow));
         let Outcome::Admit {

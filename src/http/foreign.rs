@@ -45,7 +45,7 @@ pub fn reported_limit(decisions: &[Decision]) -> Option<usize> {
     match summarize(decisions.iter().copied().enumerate(), allowed) {
         Outcome::Admit { report, .. } => report.map(|report| report.limit),
         Outcome::Deny { report, .. } => Some(report.limit),
-        Outcome::TableFull { limit } => Some(limit),
+        Outcome::TableFull { limit } | Outcome::TooCostly { limit, .. } => Some(limit),
         Outcome::Failed { limit, .. } => limit,
     }
 }
@@ -84,6 +84,7 @@ impl RateLimitHeaders {
             Outcome::Admit { report, .. } => (report, None),
             Outcome::Deny { report, .. } => (Some(report), Some(report.reset)),
             Outcome::TableFull { .. } | Outcome::Failed { .. } => (None, Some(1)),
+            Outcome::TooCostly { .. } => (None, None),
         };
         let ratelimit = report.map(|report| {
             let mut name = String::new();

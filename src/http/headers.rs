@@ -206,12 +206,47 @@ fn intern(text: String) -> &'static str {
 pub struct Report {
     /// Index of the limit reported, in the order the limits were added.
     pub limit: usize,
+    /// For a tiered limit, the index of the tier the request took (in the order of the
+    /// limit's [`tiers`](super::RequestLimit::tiers)); `None` otherwise.
+    pub tier: Option<usize>,
     /// Its quota's limit (`q`; the legacy `X-RateLimit-Limit`).
     pub quota: u32,
     /// `r`: requests left under it.
     pub remaining: u32,
     /// `t`: whole seconds until its quota comes back (on a `429`, `Retry-After`).
     pub reset: u64,
+}
+
+/// Which rate-limit headers a limiter's responses carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeaderForm {
+    /// `RateLimit-Policy` and `RateLimit` (or their earlier drafts' forms).
+    pub(crate) standard: bool,
+    /// The draft the standard headers follow.
+    pub(crate) draft: HeaderDraft,
+    /// The legacy `X-RateLimit-*` trio.
+    pub(crate) legacy: bool,
+}
+
+impl Default for HeaderForm {
+    fn default() -> Self {
+        HeaderForm {
+            standard: true,
+            draft: HeaderDraft::default(),
+            legacy: false,
+        }
+    }
+}
+
+/// The limits one response's headers describe, as its request saw them (a tiered limit's
+/// name and quota are its tier's).
+pub(crate) trait Described {
+    /// `RateLimit-Policy` in draft-8 and draft-10's form: every limit's.
+    fn policy(&self) -> Option<HeaderValue>;
+    /// Limit `limit`'s name as a Structured Field String.
+    fn sf_name(&self, limit: usize) -> &str;
+    /// Limit `limit`'s own policy, in draft-6 and draft-7's form.
+    fn window_policy(&self, limit: usize) -> Option<HeaderValue>;
 }
 
 /// The `RateLimit` value: `"name";r=R;t=T`. `prefix` is the limit's name as a String item
@@ -271,40 +306,41 @@ pub struct RateLimitHeaders {
 }
 
 impl RateLimitHeaders {
-    /// The headers a limiter with `settings` sends for a response reporting `report`, with
-    /// `retry_after` seconds: the standard ones in the settings' draft when on, the legacy
-    /// trio when on.
+    /// The headers a limiter sending `form` sends for a response reporting `report` of
+    /// `limits` (as the request saw them), with `retry_after` seconds: the standard ones in
+    /// the form's draft when on, the legacy trio when on.
     #[inline]
     pub(crate) fn for_report(
-        settings: &super::limiter::Settings,
+        form: &HeaderForm,
+        limits: &impl Described,
         report: Option<&Report>,
         retry_after: Option<u64>,
     ) -> RateLimitHeaders {
         // A 429 carries Retry-After only beside some rate-limit header, as express-rate-limit,
         // slowapi and Flask-Limiter send it; a 503's (no report: a full table, a failed
         // backend) is about the service, and stays.
-        let quiet = report.is_some() && !settings.standard_headers && !settings.legacy_headers;
+        let quiet = report.is_some() && !form.standard && !form.legacy;
         let mut headers = RateLimitHeaders {
             policy: None,
             ratelimit: None,
             retry_after: if quiet { None } else { retry_after },
             report: report.copied(),
-            legacy: settings.legacy_headers,
+            legacy: form.legacy,
             draft6: false,
         };
-        if !settings.standard_headers {
+        if !form.standard {
             return headers;
         }
-        match settings.draft {
+        match form.draft {
             HeaderDraft::Draft8 | HeaderDraft::Draft10 => {
                 // A static value (see `policy_value`): cloning it copies a pointer.
-                headers.policy = settings.policy.clone();
+                headers.policy = limits.policy();
                 headers.ratelimit =
-                    report.map(|report| ratelimit_value(&settings.names[report.limit], report));
+                    report.map(|report| ratelimit_value(limits.sf_name(report.limit), report));
             }
             HeaderDraft::Draft7 => {
                 if let Some(report) = report {
-                    headers.policy = settings.limit_policies[report.limit].clone();
+                    headers.policy = limits.window_policy(report.limit);
                     let value = format!(
                         "limit={}, remaining={}, reset={}",
                         report.quota, report.remaining, report.reset
@@ -314,7 +350,7 @@ impl RateLimitHeaders {
             }
             HeaderDraft::Draft6 => {
                 if let Some(report) = report {
-                    headers.policy = settings.limit_policies[report.limit].clone();
+                    headers.policy = limits.window_policy(report.limit);
                     headers.draft6 = true;
                 }
             }
@@ -529,6 +565,7 @@ mod tests {
         assert_eq!(ceil_secs(Duration::MAX), SF_INTEGER_MAX);
         let report = Report {
             limit: 0,
+            tier: None,
             quota: 5,
             remaining: 4,
             reset: 1,

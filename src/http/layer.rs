@@ -1,7 +1,5 @@
 //! [`RateLimitLayer`]: the tower adapter over a [`RequestLimiter`].
 
-use super::builder::RateLimitBuilder;
-use super::error::BuildError;
 use super::limit::RequestLimit;
 use super::limiter::RequestLimiter;
 use super::service::RateLimitService;
@@ -39,16 +37,6 @@ pub struct RateLimitLayer {
 }
 
 impl RateLimitLayer {
-    /// A layer with one limit and the default settings.
-    pub fn new(limit: RequestLimit) -> Result<Self, BuildError> {
-        RateLimitLayer::builder().limit(limit).build()
-    }
-
-    /// A builder for several limits and other settings.
-    pub fn builder() -> RateLimitBuilder {
-        RateLimitBuilder::default()
-    }
-
     /// The limits, in the order they are decided.
     pub fn limits(&self) -> &[RequestLimit] {
         self.limiter.limits()

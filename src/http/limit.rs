@@ -1,6 +1,7 @@
 //! [`RequestLimit`]: one named limit of the layer: a backend, a key, a cost.
 
 use super::key::{Global, KeyExtractor};
+use super::tiers::{TierChooser, TierSlot, Tiers};
 use crate::backend::Backend;
 use http::request::Parts;
 use std::fmt;
@@ -69,6 +70,10 @@ pub struct RequestLimit {
     pub(crate) backend: Arc<dyn Backend<str>>,
     pub(crate) key: Arc<dyn KeyExtractor>,
     pub(crate) cost: Cost,
+    /// For a tiered limit: its tiers, and which of its quotas this slot decides.
+    pub(crate) tier: Option<TierSlot>,
+    /// Why a tiered limit's tiers cannot be used, reported when the limiter is built.
+    pub(crate) invalid: Option<String>,
 }
 
 impl RequestLimit {
@@ -85,6 +90,36 @@ impl RequestLimit {
             backend,
             key: Arc::new(Global),
             cost: Cost::Fixed(1),
+            tier: None,
+            invalid: None,
+        }
+    }
+
+    /// A limit called `name` whose backend each request chooses among `tiers` (by a header,
+    /// or as the front end says): one limit in the headers per quota of the tier a request
+    /// takes. A key's state belongs to its tier: see [`Tiers`].
+    pub fn tiered(name: impl Into<String>, tiers: Tiers) -> Self {
+        let name = name.into();
+        match TierChooser::new(&name, tiers) {
+            Ok(chooser) => RequestLimit {
+                backend: chooser.first_backend(0),
+                key: Arc::new(Global),
+                cost: Cost::Fixed(1),
+                tier: Some(TierSlot {
+                    chooser: Arc::new(chooser),
+                    part: None,
+                }),
+                invalid: None,
+                name,
+            },
+            Err(reason) => {
+                let mut limit = RequestLimit::new(
+                    name,
+                    crate::backend::DenyAll::new(crate::quota::Quota::per_second(1)),
+                );
+                limit.invalid = Some(reason);
+                limit
+            }
         }
     }
 
@@ -111,9 +146,15 @@ impl RequestLimit {
         &self.name
     }
 
-    /// The backend.
+    /// The backend (of a tiered limit, the first tier's).
     pub fn backend(&self) -> &Arc<dyn Backend<str>> {
         &self.backend
+    }
+
+    /// For a tiered limit, the labels of its tiers so far, in order; `None` for one quota.
+    pub fn tiers(&self) -> Option<Vec<String>> {
+        let slot = self.tier.as_ref()?;
+        Some(slot.chooser.labels().map(str::to_owned).collect())
     }
 }
 

@@ -1,19 +1,13 @@
 //! [`RequestLimiter`]: where an HTTP request is decided, once, for every front end.
 
-use super::builder::RateLimitBuilder;
 use super::decide::{self, Outcome};
-use super::headers::{self, RateLimitHeaders, Report};
-use super::key::KeyBuf;
+use super::headers::{RateLimitHeaders, Report};
 use super::limit::RequestLimit;
 use super::on_backend_error::OnBackendError;
-use super::rejection::Rejection;
-use super::respond::Responder;
+use super::settings::{Extracted, Settings};
 use super::verdict::{Deciding, PendingVerdict, Verdict};
-use crate::backend::{BackendError, BackendErrorKind, Op};
-use bytes::Bytes;
-use http::header::{HeaderValue, ACCESS_CONTROL_REQUEST_METHOD};
+use crate::backend::{BackendError, BackendErrorKind, Call, Op};
 use http::request::Parts;
-use http::{Method, Response};
 use std::fmt;
 use std::future::Future;
 use std::pin::pin;
@@ -56,44 +50,11 @@ pub struct RequestLimiter {
     pub(crate) settings: Arc<Settings>,
 }
 
-/// A limiter's settings, shared by its clones.
-pub(crate) struct Settings {
-    pub(crate) limits: Box<[RequestLimit]>,
-    /// Each limit's name as a Structured Field String.
-    pub(crate) names: Vec<String>,
-    pub(crate) policy: Option<HeaderValue>,
-    pub(crate) standard_headers: bool,
-    /// The form of the standard headers.
-    pub(crate) draft: headers::HeaderDraft,
-    /// Each limit's own policy, for the drafts that report one limit's (6 and 7).
-    pub(crate) limit_policies: Vec<Option<HeaderValue>>,
-    pub(crate) legacy_headers: bool,
-    pub(crate) on_backend_error: OnBackendError,
-    pub(crate) exempt_preflight: bool,
-    pub(crate) skip: Option<Skip>,
-    pub(crate) responder: Arc<dyn Responder>,
-    /// Every backend answers at once.
-    pub(crate) immediate: bool,
-}
-
-pub(crate) type Skip = Arc<dyn Fn(&Parts) -> bool + Send + Sync>;
-
-/// A request's keys and costs, one per limit.
-pub(crate) struct Extracted {
-    pub(crate) keys: Vec<KeyBuf>,
-    pub(crate) costs: Vec<u32>,
-}
-
 impl RequestLimiter {
     pub(crate) fn new(settings: Settings) -> Self {
         RequestLimiter {
             settings: Arc::new(settings),
         }
-    }
-
-    /// A builder for the limits and the settings.
-    pub fn builder() -> RateLimitBuilder {
-        RateLimitBuilder::default()
     }
 
     /// The limits, in the order they are decided.
@@ -107,31 +68,62 @@ impl RequestLimiter {
     }
 
     /// Forgets `key` (as this front end's key extractors write it: a client address, a
-    /// header's value, what a key function returned) in every limit: express-rate-limit's
-    /// `resetKey`. Resolves to whether any limit held a state for it; complete at once
-    /// ([`Call::now`](crate::backend::Call::now)) when every limit is in process. The first
-    /// backend error ends it (the limits before it have forgotten the key).
-    pub fn reset(&self, key: &str) -> crate::backend::Call<'_, bool> {
-        let limits = &self.settings.limits;
-        if self.settings.immediate {
+    /// header's value, what a key function returned) in every limit, and in every tier of a
+    /// tiered one: express-rate-limit's `resetKey`. Resolves to whether any limit held a
+    /// state for it; complete at once ([`Call::now`]) when every limit is in process. The
+    /// first backend error ends it (the limits before it have forgotten the key).
+    pub fn reset(&self, key: &str) -> Call<'_, bool> {
+        let settings = &*self.settings;
+        let backends = move || {
+            settings
+                .limits
+                .iter()
+                .enumerate()
+                .flat_map(move |(i, limit)| {
+                    // A tiered limit's backends once, with its first slot.
+                    let first_slot = limit.tier.as_ref().map(|slot| {
+                        i == 0
+                            || !settings.limits[i - 1]
+                                .tier
+                                .as_ref()
+                                .is_some_and(|before| Arc::ptr_eq(&before.chooser, &slot.chooser))
+                    });
+                    let tiered: Vec<&dyn crate::backend::Backend<str>> =
+                        match (&limit.tier, first_slot) {
+                            (Some(slot), Some(true)) => {
+                                slot.chooser.backends().map(|b| &**b).collect()
+                            }
+                            (Some(_), _) => Vec::new(),
+                            (None, _) => vec![&*limit.backend],
+                        };
+                    tiered
+                })
+        };
+        if settings.immediate {
             let mut held = false;
-            for limit in limits.iter() {
-                match limit.backend.reset(key).now() {
+            for backend in backends() {
+                match backend.reset(key).now() {
                     Ok(Ok(reset)) => held |= reset,
-                    Ok(Err(error)) => return crate::backend::Call::ready(Err(error)),
+                    Ok(Err(error)) => return Call::ready(Err(error)),
                     Err(_) => unreachable!("an immediate backend's call is complete"),
                 }
             }
-            return crate::backend::Call::ready(Ok(held));
+            return Call::ready(Ok(held));
         }
         let key = key.to_owned();
-        crate::backend::Call::new(async move {
+        Call::new(async move {
             let mut held = false;
-            for limit in limits.iter() {
-                held |= limit.backend.reset(&key).await?;
+            for backend in backends() {
+                held |= backend.reset(&key).await?;
             }
             Ok(held)
         })
+    }
+
+    /// The name of the limit `report` reports, in the tier the request took: what its
+    /// `RateLimit` header names.
+    pub fn reported_name(&self, report: &Report) -> &str {
+        self.settings.name(report.limit, report.tier.unwrap_or(0))
     }
 
     /// Decides `request` against every limit: at once ([`Deciding::Now`]) when every limit
@@ -146,9 +138,9 @@ impl RequestLimiter {
             });
         }
         let on_error = settings.on_backend_error;
-        if let [limit] = &settings.limits[..] {
+        if let ([limit], false) = (&settings.limits[..], settings.tiered) {
             // One limit, the common case: nothing allocated on the way.
-            let (key, cost) = match settings.key_and_cost(0, request) {
+            let (key, cost) = match settings.key_and_cost(0, 0, request) {
                 Ok(found) => found,
                 Err(refusal) => return Deciding::Now(Verdict::Refuse(refusal)),
             };
@@ -164,10 +156,13 @@ impl RequestLimiter {
                 }
             };
             return match decided {
-                Some(result) => Deciding::Now(settings.verdict(decide::single(result, on_error))),
+                Some(result) => {
+                    Deciding::Now(settings.verdict(decide::single(result, on_error), &[]))
+                }
                 None => self.later(Extracted {
                     keys: vec![key],
                     costs: vec![cost],
+                    tiers: Vec::new(),
                 }),
             };
         }
@@ -178,12 +173,8 @@ impl RequestLimiter {
         if !settings.immediate {
             return self.later(extracted);
         }
-        let deciding = decide::all(
-            &settings.limits,
-            &extracted.keys,
-            &extracted.costs,
-            on_error,
-        );
+        let backends = settings.backends(&extracted.tiers);
+        let deciding = decide::all(&backends, &extracted.keys, &extracted.costs, on_error);
         let outcome = match pin!(deciding).poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(outcome) => outcome,
             // Every backend answered at once when the limiter was built; one that now waits
@@ -197,7 +188,7 @@ impl RequestLimiter {
                 decide::failed(None, error, on_error)
             }
         };
-        Deciding::Now(settings.verdict(outcome))
+        Deciding::Now(settings.verdict(outcome, &extracted.tiers))
     }
 
     /// Decides in a boxed future: a remote backend's round trip.
@@ -205,133 +196,36 @@ impl RequestLimiter {
         let settings = Arc::clone(&self.settings);
         Deciding::Later(PendingVerdict(Box::pin(async move {
             let on_error = settings.on_backend_error;
-            let Extracted { keys, costs } = extracted;
-            let outcome =
-                if let ([limit], [key], [cost]) = (&settings.limits[..], &keys[..], &costs[..]) {
-                    let result = limit.backend.decide(key.as_str(), *cost, Op::Check).await;
-                    decide::single(result, on_error)
-                } else {
-                    decide::all(&settings.limits, &keys, &costs, on_error).await
-                };
-            settings.verdict(outcome)
+            let Extracted { keys, costs, tiers } = extracted;
+            let outcome = decide_later(&settings, &keys, &costs, &tiers, on_error).await;
+            settings.verdict(outcome, &tiers)
         })))
     }
 }
 
-impl Settings {
-    /// True when `request` passes uncounted.
-    #[inline]
-    pub(crate) fn exempt(&self, request: &Parts) -> bool {
-        let preflight = self.exempt_preflight
-            && request.method == Method::OPTIONS
-            && request.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD);
-        preflight || self.skip.as_ref().is_some_and(|skip| skip(request))
-    }
-
-    /// Every limit's key and cost for `request`, or the response refusing it (as
-    /// [`key_and_cost`](Self::key_and_cost)).
-    #[inline]
-    #[allow(clippy::result_large_err)]
-    pub(crate) fn extract(&self, request: &Parts) -> Result<Extracted, Response<Bytes>> {
-        let count = self.limits.len();
-        let mut extracted = Extracted {
-            keys: Vec::with_capacity(count),
-            costs: Vec::with_capacity(count),
-        };
-        for i in 0..count {
-            let (key, cost) = self.key_and_cost(i, request)?;
-            extracted.keys.push(key);
-            extracted.costs.push(cost);
+/// A request's decision on backends that may wait: its open tiers made first, then every
+/// limit decided (one alone without the protocol's steps).
+async fn decide_later(
+    settings: &Settings,
+    keys: &[super::key::KeyBuf],
+    costs: &[u32],
+    tiers: &[usize],
+    on_error: OnBackendError,
+) -> Outcome {
+    if let Some(making) = settings.ensure_tiers(tiers) {
+        if let Err(error) = making.await {
+            return decide::failed(None, error, on_error);
         }
-        Ok(extracted)
-    }
-
-    /// Limit `limit`'s key and cost for `request`, or the verdict refusing it: a `400`
-    /// when the key is missing, a `413` for a cost above what the limit can ever admit.
-    #[inline]
-    // Refusing is the rare path, and its response is moved once, into the verdict.
-    #[allow(clippy::result_large_err)]
-    fn key_and_cost(
-        &self,
-        limit: usize,
-        request: &Parts,
-    ) -> Result<(KeyBuf, u32), Response<Bytes>> {
-        let spec = &self.limits[limit];
-        let mut key = KeyBuf::new();
-        if let Err(error) = spec.key.extract(request, &mut key) {
-            let rejection = Rejection::Key {
-                limit: &spec.name,
-                error: &error,
-            };
-            return Err(self.response(&rejection, self.headers(None, None)));
-        }
-        let cost = spec.cost.of(request);
-        if let Err(beyond) = Op::Check.within_capacity(cost, spec.backend.max_cost()) {
-            let rejection = Rejection::TooCostly {
-                limit: &spec.name,
-                cost,
-                capacity: beyond.capacity(),
-            };
-            return Err(self.response(&rejection, self.headers(None, None)));
-        }
-        Ok((key, cost))
-    }
-
-    /// What `outcome` tells the front end.
-    #[inline]
-    pub(crate) fn verdict(&self, outcome: Outcome) -> Verdict {
-        match outcome {
-            Outcome::Admit { report, wait } => Verdict::Pass {
-                headers: self.headers(report.as_ref(), None),
-                wait,
-            },
-            Outcome::Deny { report, violated } => {
-                let names: Vec<&str> = (0..self.limits.len())
-                    .filter(|&i| violated & (1 << i) != 0)
-                    .map(|i| self.limits[i].name.as_str())
-                    .collect();
-                let rejection = Rejection::TooManyRequests {
-                    violated: &names,
-                    retry_after: report.reset,
-                };
-                self.refuse(&rejection, self.headers(Some(&report), Some(report.reset)))
-            }
-            Outcome::TableFull { limit } => {
-                let rejection = Rejection::TableFull {
-                    limit: &self.limits[limit].name,
-                };
-                self.refuse(&rejection, self.headers(None, Some(1)))
-            }
-            Outcome::Failed { limit, error } => {
-                let rejection = Rejection::BackendFailed {
-                    limit: limit.map(|i| self.limits[i].name.as_str()),
-                    error: &error,
-                };
-                self.refuse(&rejection, self.headers(None, Some(1)))
-            }
+        if let Some(refusal) = settings.too_costly(costs, tiers) {
+            return refusal;
         }
     }
-
-    /// The headers for a response reporting `report`, with `retry_after` seconds.
-    #[inline]
-    fn headers(&self, report: Option<&Report>, retry_after: Option<u64>) -> RateLimitHeaders {
-        RateLimitHeaders::for_report(self, report, retry_after)
+    if let ([limit], [key], [cost], false) = (&settings.limits[..], keys, costs, settings.tiered) {
+        let result = limit.backend.decide(key.as_str(), *cost, Op::Check).await;
+        return decide::single(result, on_error);
     }
-
-    /// Refuses with the response to `rejection`.
-    fn refuse(&self, rejection: &Rejection<'_>, headers: RateLimitHeaders) -> Verdict {
-        Verdict::Refuse(self.response(rejection, headers))
-    }
-
-    /// The response to `rejection`, with `headers`, and what they report as an extension.
-    fn response(&self, rejection: &Rejection<'_>, headers: RateLimitHeaders) -> Response<Bytes> {
-        let mut response = self.responder.respond(rejection);
-        if let Some(report) = headers.report {
-            response.extensions_mut().insert(report);
-        }
-        headers.apply(response.headers_mut());
-        response
-    }
+    let backends = settings.backends(tiers);
+    decide::all(&backends, keys, costs, on_error).await
 }
 
 impl fmt::Debug for RequestLimiter {
@@ -339,8 +233,8 @@ impl fmt::Debug for RequestLimiter {
         let settings = &*self.settings;
         f.debug_struct("RequestLimiter")
             .field("limits", &settings.limits)
-            .field("standard_headers", &settings.standard_headers)
-            .field("legacy_headers", &settings.legacy_headers)
+            .field("standard_headers", &settings.form.standard)
+            .field("legacy_headers", &settings.form.legacy)
             .field("on_backend_error", &settings.on_backend_error)
             .field("exempt_preflight", &settings.exempt_preflight)
             .finish_non_exhaustive()

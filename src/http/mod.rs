@@ -127,17 +127,20 @@ mod request;
 mod reserve;
 mod respond;
 mod service;
+mod settings;
+pub mod spec;
+mod tiers;
 mod verdict;
 
 pub use builder::RateLimitBuilder;
-pub use error::BuildError;
+pub use error::{BuildError, Naming, Problem};
 pub use future::ResponseFuture;
 pub use headers::{
     HeaderDraft, RateLimitHeaders, Report, RATELIMIT, RATELIMIT_LIMIT, RATELIMIT_POLICY,
     RATELIMIT_REMAINING, RATELIMIT_RESET, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
     X_RATELIMIT_RESET,
 };
-pub use ip::{Cidr, CidrError, ClientAddr, TrustedProxies};
+pub use ip::{Cidr, ClientAddr, TrustedProxies};
 pub use key::{
     key_fn, ClientIp, ForwardedHeaders, Global, HeaderKey, KeyBuf, KeyError, KeyErrorKind,
     KeyExtractor, KeyFn, Or,
@@ -150,6 +153,7 @@ pub use policy::{redis_prefix, DEFAULT_MAX_KEYS};
 pub use refund::Refund;
 pub use rejection::Rejection;
 pub use reserve::{PendingReserved, Reserved, Reserving};
-pub use respond::{PlainText, ProblemJson, Responder};
+pub use respond::{JsonDetail, PlainText, ProblemJson, Responder};
 pub use service::RateLimitService;
+pub use tiers::{TierMaker, TierSource, Tiers};
 pub use verdict::{Deciding, PendingVerdict, Verdict};

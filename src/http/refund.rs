@@ -3,8 +3,7 @@
 //! `skipSuccessfulRequests`).
 
 use super::key::KeyBuf;
-use super::limiter::Settings;
-use crate::backend::{BackendError, BackendErrorKind, Call, Receipt};
+use crate::backend::{Backend, BackendError, BackendErrorKind, Call, Receipt};
 use smallvec::SmallVec;
 use std::fmt;
 use std::future::Future;
@@ -33,41 +32,41 @@ use std::task::{Context, Poll, Waker};
 /// client's sequential calls) is exact; a key shared by concurrent requests refunds only the
 /// request last recorded on it.
 pub struct Refund {
-    settings: Arc<Settings>,
+    /// Every backend answers at once.
+    immediate: bool,
     held: SmallVec<[Held; 1]>,
 }
 
-/// One limit's reservation: the limit's index, the key it was counted under, the receipt.
+/// One limit's reservation: the limit's name and backend (its tier's), the key it was
+/// counted under, the receipt.
 struct Held {
-    limit: usize,
+    name: String,
+    backend: Arc<dyn Backend<str>>,
     key: KeyBuf,
     receipt: Receipt,
 }
 
 impl Refund {
-    /// A refund of `held` (limit, key, receipt); `None` when nothing is held.
+    /// A refund of `held` (limit name, backend, key, receipt); `None` when nothing is held.
+    /// `immediate`: every backend answers at once.
     pub(crate) fn new(
-        settings: &Arc<Settings>,
-        held: impl Iterator<Item = (usize, KeyBuf, Receipt)>,
+        immediate: bool,
+        held: impl Iterator<Item = (String, Arc<dyn Backend<str>>, KeyBuf, Receipt)>,
     ) -> Option<Refund> {
         let held: SmallVec<[Held; 1]> = held
-            .map(|(limit, key, receipt)| Held {
-                limit,
+            .map(|(name, backend, key, receipt)| Held {
+                name,
+                backend,
                 key,
                 receipt,
             })
             .collect();
-        (!held.is_empty()).then(|| Refund {
-            settings: Arc::clone(settings),
-            held,
-        })
+        (!held.is_empty()).then_some(Refund { immediate, held })
     }
 
     /// The names of the limits the request consumed on, in the limiter's order.
     pub fn limits(&self) -> impl Iterator<Item = &str> {
-        self.held
-            .iter()
-            .map(|held| self.settings.limits[held.limit].name.as_str())
+        self.held.iter().map(|held| held.name.as_str())
     }
 
     /// Gives the request's cost back on every limit it consumed on. Resolves to `true` when
@@ -76,9 +75,9 @@ impl Refund {
     /// after every limit was tried; that limit keeps the request counted. Complete at once
     /// ([`Call::now`]) when every limit is in process. Consumes the refund: it happens once.
     pub fn refund(self) -> Call<'static, bool> {
-        let Refund { settings, held } = self;
-        if settings.immediate {
-            let mut giving = pin!(give_back(&settings, held));
+        let Refund { immediate, held } = self;
+        if immediate {
+            let mut giving = pin!(give_back(held));
             return match giving
                 .as_mut()
                 .poll(&mut Context::from_waker(Waker::noop()))
@@ -91,21 +90,21 @@ impl Refund {
                 ))),
             };
         }
-        Call::new(async move { give_back(&settings, held).await })
+        Call::new(give_back(held))
     }
 }
 
 /// Undoes every reservation in `held`: whether all were undone, or the first error.
-async fn give_back(settings: &Settings, held: SmallVec<[Held; 1]>) -> Result<bool, BackendError> {
+async fn give_back(held: SmallVec<[Held; 1]>) -> Result<bool, BackendError> {
     let mut all = true;
     let mut failed = None;
     for Held {
-        limit,
+        backend,
         key,
         receipt,
+        ..
     } in held
     {
-        let backend = &settings.limits[limit].backend;
         match backend.undo(key.as_str(), receipt).await {
             Ok(undone) => all &= undone,
             Err(error) => {

@@ -6,8 +6,9 @@
 
 use super::decide;
 use super::headers::RateLimitHeaders;
-use super::limiter::{Extracted, RequestLimiter, Settings};
+use super::limiter::RequestLimiter;
 use super::refund::Refund;
+use super::settings::{Extracted, Settings};
 use super::verdict::Verdict;
 use crate::backend::{BackendError, BackendErrorKind};
 use std::fmt;
@@ -135,7 +136,7 @@ impl RequestLimiter {
                 );
                 let outcome = decide::failed(None, error, settings.on_backend_error);
                 Reserving::Now(Reserved {
-                    verdict: settings.verdict(outcome),
+                    verdict: settings.verdict(outcome, &[]),
                     refund: None,
                 })
             }
@@ -145,25 +146,39 @@ impl RequestLimiter {
 
 /// Decides every limit with reservations; a passed request keeps those that consumed.
 async fn reserve(settings: &Arc<Settings>, extracted: Extracted) -> Reserved {
-    let Extracted { mut keys, costs } = extracted;
+    let Extracted {
+        mut keys,
+        costs,
+        tiers,
+    } = extracted;
+    let on_error = settings.on_backend_error;
     let mut kept = Vec::new();
-    let outcome = decide::all_reserving(
-        &settings.limits,
-        &keys,
-        &costs,
-        settings.on_backend_error,
-        &mut kept,
-    )
-    .await;
-    let verdict = settings.verdict(outcome);
+    let outcome = match settings.ensure_tiers(&tiers) {
+        Some(making) => match making.await {
+            Err(error) => Some(decide::failed(None, error, on_error)),
+            Ok(()) => settings.too_costly(&costs, &tiers),
+        },
+        None => None,
+    };
+    let outcome = match outcome {
+        Some(outcome) => outcome,
+        None => {
+            let backends = settings.backends(&tiers);
+            decide::all_reserving(&backends, &keys, &costs, on_error, &mut kept).await
+        }
+    };
+    let verdict = settings.verdict(outcome, &tiers);
     let refund = if verdict.passes() {
         // A cost of 0, or a backend that cannot undo, leaves nothing to give back.
-        let held =
-            (kept.into_iter()).filter(|(limit, receipt)| costs[*limit] > 0 && !receipt.is_none());
-        Refund::new(
-            settings,
-            held.map(|(limit, receipt)| (limit, std::mem::take(&mut keys[limit]), receipt)),
-        )
+        let tier_of = |limit: usize| tiers.get(limit).copied().unwrap_or(0);
+        let held = (kept.into_iter())
+            .filter(|(limit, receipt)| costs[*limit] > 0 && !receipt.is_none())
+            .filter_map(|(limit, receipt)| {
+                let backend = settings.shared_backend(limit, tier_of(limit))?;
+                let name = settings.name(limit, tier_of(limit)).to_owned();
+                Some((name, backend, std::mem::take(&mut keys[limit]), receipt))
+            });
+        Refund::new(settings.immediate, held)
     } else {
         None
     };

@@ -98,6 +98,32 @@ impl Responder for ProblemJson {
     }
 }
 
+/// `{"detail": sentence}` (`application/json`): the rejection's sentence as FastAPI,
+/// Django REST framework and many JSON APIs write errors.
+///
+/// ```
+/// use sluicegate::http::{JsonDetail, Rejection, Responder};
+/// let violated = ["ip"];
+/// let response = JsonDetail.respond(&Rejection::TooManyRequests { violated: &violated, retry_after: 2 });
+/// assert_eq!(response.body(), r#"{"detail":"too many requests for limit \"ip\"; retry after 2 seconds"}"#);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonDetail;
+
+impl Responder for JsonDetail {
+    fn respond(&self, rejection: &Rejection<'_>) -> Response<Bytes> {
+        let mut body = String::from("{\"detail\":");
+        push_json_string(&mut body, &rejection.to_string());
+        body.push('}');
+        let mut response = Response::new(Bytes::from(body));
+        *response.status_mut() = rejection.status();
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
+}
+
 /// Writes `text` as a JSON string.
 fn push_json_string(out: &mut String, text: &str) {
     out.push('"');

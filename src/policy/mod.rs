@@ -15,10 +15,12 @@
 mod algorithm;
 mod error;
 mod key;
+mod parts;
 
 pub use crate::algorithm::AlgorithmKind;
 pub use error::PolicyError;
 pub use key::KeySpec;
+pub use parts::quota_name;
 
 use crate::quota::Quota;
 use std::fmt;

@@ -310,6 +310,27 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
 /// # Connecting
 ///
 /// Here, beside the builder they return, so that the limiter types know no builder.
+impl<A: Algorithm, C: TimeSource + Default> RedisLimiter<A, C> {
+    /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379/`) with every default:
+    /// prefix `"sluicegate:"`, decisions on Redis's clock (or `C::default()`), a timeout of
+    /// 100 ms per call, the deny cache on, errors returned while Redis is down.
+    ///
+    /// Fails if the quota cannot run exactly on Redis ([`RedisError::Quota`]), the URL is
+    /// invalid, or Redis does not answer a `PING` within the connect timeout (one second).
+    pub async fn connect(quota: Quota, url: &str) -> Result<Self, RedisError> {
+        Self::builder(quota, url).connect().await
+    }
+
+    /// A builder for everything else: prefix, clock, timeouts, cluster, lazy connection,
+    /// deny cache, fallback, name.
+    pub fn builder(quota: Quota, url: &str) -> RedisBuilder<A, C> {
+        RedisBuilder::new(quota, url, A::KIND)
+    }
+}
+
+/// # Connecting
+///
+/// Here, beside the builder they return, so that the limiter types know no builder.
 impl AnyRedisLimiter {
     /// Connects to the Redis at `url` with every default, deciding by `algorithm`; see
     /// [`RedisLimiter::connect`].

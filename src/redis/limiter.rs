@@ -1,6 +1,5 @@
 //! [`RedisLimiter`]: one quota per key, shared by every server through Redis.
 
-use super::builder::RedisBuilder;
 use super::composite::Handle;
 use super::deny_cache::DenyCache;
 use super::error::RedisError;
@@ -23,7 +22,7 @@ use std::time::Duration;
 /// atomic on the server, with the same rule and the same numbers as the in-process
 /// limiters: `remaining`, an exact `retry_after`, `reset_after`, `wait`. By default the
 /// script reads Redis's own clock (`TIME`), so the servers' clocks never matter; a client
-/// [`Clock`](crate::clock::Clock) can be given instead ([`RedisBuilder::clock`]), which
+/// [`Clock`](crate::clock::Clock) can be given instead ([`RedisBuilder::clock`](super::RedisBuilder::clock)), which
 /// tests use with a [`ManualClock`](crate::clock::ManualClock). Keys expire by themselves
 /// once their state is fresh again. See the [module documentation](super) for keys, units,
 /// failure handling and the deny cache.
@@ -84,25 +83,6 @@ impl<A: Algorithm, C: TimeSource> fmt::Debug for RedisLimiter<A, C> {
             .field("deny_cache", &inner.deny_cache)
             .field("fallback", &inner.standby)
             .finish()
-    }
-}
-
-/// # Connecting
-impl<A: Algorithm, C: TimeSource + Default> RedisLimiter<A, C> {
-    /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379/`) with every default:
-    /// prefix `"sluicegate:"`, decisions on Redis's clock (or `C::default()`), a timeout of
-    /// 100 ms per call, the deny cache on, errors returned while Redis is down.
-    ///
-    /// Fails if the quota cannot run exactly on Redis ([`RedisError::Quota`]), the URL is
-    /// invalid, or Redis does not answer a `PING` within the connect timeout (one second).
-    pub async fn connect(quota: Quota, url: &str) -> Result<Self, RedisError> {
-        Self::builder(quota, url).connect().await
-    }
-
-    /// A builder for everything else: prefix, clock, timeouts, cluster, lazy connection,
-    /// deny cache, fallback, name.
-    pub fn builder(quota: Quota, url: &str) -> RedisBuilder<A, C> {
-        RedisBuilder::new(quota, url, A::KIND)
     }
 }
 
@@ -224,7 +204,7 @@ impl<A: Algorithm, C: TimeSource> RedisLimiter<A, C> {
     }
 
     /// The limiter's name, the `limiter` label of its metrics and logs (the prefix unless
-    /// [`RedisBuilder::name`] set one).
+    /// [`RedisBuilder::name`](super::RedisBuilder::name) set one).
     pub fn name(&self) -> &str {
         &self.inner.name
     }

@@ -23,4 +23,5 @@ pub use super::foreign::{reported_limit, DecidedLimit};
 pub use super::key::{GivenKey, GivenKeys};
 pub use super::policy::{in_process_backend, in_process_backend_bounded, key_extractor};
 pub use super::request::request_parts;
+pub use super::tiers::GivenTiers;
 pub use options::{parse_on_backend_error, FrontEndError, FrontEndOption, FrontEndOptions};

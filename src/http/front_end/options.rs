@@ -1,11 +1,13 @@
 //! [`FrontEndOptions`]: the client-address options every front end outside Rust (the Node
-//! and Python middlewares) is given as text and numbers, read into the library's values in
-//! one place, so that both bindings accept and refuse exactly the same spellings.
+//! and Python middlewares) is given as text and numbers, read into the library's values by
+//! the front-end specification's own reading ([`FrontEndSpec`](crate::http::spec::FrontEndSpec)),
+//! so that every front end accepts and refuses exactly the same spellings. A front end that
+//! builds from a whole spec needs none of this.
 
-use crate::http::error::BuildError;
-use crate::http::ip::TrustedProxies;
-use crate::http::key::{ClientIp, ForwardedHeaders};
+use crate::http::error::{Naming, Problems};
+use crate::http::key::ClientIp;
 use crate::http::on_backend_error::OnBackendError;
+use crate::http::spec::FrontEndSpec;
 use std::fmt;
 
 /// The options, as a binding received them. Each binding spells the option names its own
@@ -69,31 +71,37 @@ impl std::error::Error for FrontEndError {}
 impl FrontEndOptions<'_> {
     /// The client-address extractor these options describe.
     pub fn client_ip(&self) -> Result<ClientIp, FrontEndError> {
-        let mut trusted = TrustedProxies::none();
-        let networks = self.trusted_proxies.iter().flat_map(|text| text.split(','));
-        for network in networks.map(str::trim).filter(|n| !n.is_empty()) {
-            let cidr = network.parse().map_err(|e| FrontEndError {
-                option: FrontEndOption::TrustedProxies,
-                reason: format!("{network:?}: {e}"),
-            })?;
-            trusted.push(cidr);
-        }
-        let headers: ForwardedHeaders = self
-            .forwarded_headers
-            .parse()
-            .map_err(|e| error(FrontEndOption::ForwardedHeaders, &e))?;
-        let bits = u8::try_from(self.ipv6_prefix)
-            .ok()
-            .filter(|bits| *bits <= 128)
-            .ok_or_else(|| FrontEndError {
-                option: FrontEndOption::Ipv6Prefix,
-                reason: format!("an IPv6 prefix is 0 to 128 bits, not {}", self.ipv6_prefix),
-            })?;
-        ClientIp::new()
-            .trust(trusted)
-            .forwarded_headers(headers)
-            .ipv6_prefix(bits)
-            .map_err(|e| error(FrontEndOption::Ipv6Prefix, &e))
+        let mut spec = FrontEndSpec::new([]);
+        spec.trusted_proxies = self.trusted_proxies.to_vec();
+        spec.forwarded_headers = Some(self.forwarded_headers.to_owned());
+        spec.ipv6_prefix = Some(self.ipv6_prefix);
+        let mut problems = Problems::default();
+        let client_ip = spec.client_ip(&mut problems);
+        let error = match problems.done(|| ()) {
+            Ok(()) => return client_ip.ok_or_else(|| unreachable_error()),
+            Err(error) => error.naming(Naming::Snake),
+        };
+        let first = &error.problems()[0];
+        let path = first.path();
+        let option = if path.starts_with("trusted_proxies") {
+            FrontEndOption::TrustedProxies
+        } else if path.starts_with("forwarded_headers") {
+            FrontEndOption::ForwardedHeaders
+        } else {
+            FrontEndOption::Ipv6Prefix
+        };
+        Err(FrontEndError {
+            option,
+            reason: first.reason().to_owned(),
+        })
+    }
+}
+
+/// No problem, yet no extractor: cannot happen (every missing piece is a problem).
+fn unreachable_error() -> FrontEndError {
+    FrontEndError {
+        option: FrontEndOption::Ipv6Prefix,
+        reason: "the client-address options could not be read".to_owned(),
     }
 }
 
@@ -103,13 +111,6 @@ pub fn parse_on_backend_error(text: &str) -> Result<OnBackendError, FrontEndErro
         option: FrontEndOption::OnBackendError,
         reason: format!("expected allow or deny, got {text:?}"),
     })
-}
-
-fn error(option: FrontEndOption, e: &BuildError) -> FrontEndError {
-    FrontEndError {
-        option,
-        reason: e.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ mod node;
 mod walk;
 mod xff;
 
-pub use cidr::{Cidr, CidrError, TrustedProxies};
+pub use cidr::{Cidr, TrustedProxies};
 pub use walk::ClientAddr;
 
 pub(crate) use group::{decimal, write_grouped};
