@@ -13,6 +13,7 @@ a test may reach anything. No dependencies: python3 alone.
 
     python3 scripts/layering.py            # the report; exit status for CI
     python3 scripts/layering.py --edges    # also every cross-file import, for reading
+    python3 scripts/layering.py --src DIR  # another tree's src/ (an older commit's, say)
 """
 
 import os
@@ -250,7 +251,8 @@ def parse(rel, text):
                     continue
             module.imports.append((target, line_of(m.start())))
     # Inline `crate::a::b` and `super::a` paths outside `use` statements.
-    no_use = re.sub(r"\buse\s+[^;]+;", lambda m: "\n" * m.group(0).count("\n"), code)
+    # Blanked in place (same length), so that positions still say which module a path is in.
+    no_use = re.sub(r"\buse\s+[^;]+;", lambda m: re.sub(r"[^\n]", " ", m.group(0)), code)
     for m in re.finditer(r"\b(crate|super)((?:::\w+)+)", no_use):
         here = context(m.start())
         if here is None:
@@ -326,7 +328,10 @@ def resolve(target, by_path, seen=None):
 
 
 def main():
+    global ROOT
     show_edges = "--edges" in sys.argv
+    if "--src" in sys.argv:
+        ROOT = sys.argv[sys.argv.index("--src") + 1]
     modules = load()
     by_path = build_index(modules)
     tests = test_files(modules, by_path)

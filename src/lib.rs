@@ -47,7 +47,13 @@
 //! - [`redis`] (feature `redis`): [`RedisLimiter`](redis::RedisLimiter), the same limits
 //!   shared by many servers, decided atomically by Lua scripts on Redis's clock.
 //! - [`http`] (feature `http`): [`RateLimitLayer`](http::RateLimitLayer), the tower layer for
-//!   axum, tonic and hyper, with the `RateLimit` headers and client keys that cannot be spoofed.
+//!   axum, tonic and hyper, with the `RateLimit` headers and client keys that cannot be spoofed;
+//!   and [`http::spec`], the front-end specification every front end (the layer's users, the
+//!   Node and Python middlewares, `sluicegate-server`) translates its options into: limits,
+//!   tiers, client-address rules, Redis, headers, bodies, read from JSON or YAML and checked
+//!   in one place.
+//! - [`wait`] (feature `tokio`): waiting for an admission instead of being refused, and
+//!   [`WaitQueue`](wait::WaitQueue), waiting in line with `max_queue` and `max_wait`.
 //! - [`telemetry`]: logs (feature `tracing`), metrics (feature `metrics`) and snapshots.
 //!
 //! The rate-limit service for Envoy and other languages, `sluicegate-server`, is the
@@ -67,7 +73,10 @@
 //! - the rest belongs to one module each: `policy::PolicyError` (parsing a policy),
 //!   `tiers::TierError` (building a tiered limiter, or a tiered `check_n`; a `check` that can
 //!   only miss a tier says just that, `UnknownTier`), `redis::RedisError` (what `RedisLimiter`'s
-//!   own methods return), and the HTTP layer's build and key errors.
+//!   own methods return), and the HTTP layer's two: `http::KeyError` (a request without its
+//!   key) and `http::BuildError`, the one configuration error of every front end (a layer's
+//!   limits, a front-end specification, a network of trusted proxies), which holds every
+//!   problem found, each naming its option by path.
 //!
 //! Each algorithm is a pure transition on one packed `u64` (the sliding log excepted), applied
 //! by a single compare-and-swap loop; a denial writes nothing. Every algorithm's header in the

@@ -10,6 +10,7 @@ use crate::net::{self, Admission, Http1Settings};
 use crate::reload::{self, Reloader};
 use crate::{grpc, telemetry};
 use metrics_exporter_prometheus::PrometheusBuilder;
+use sluicegate::http::spec::RedisSpec;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,18 +28,16 @@ const LATENCY_BUCKETS: &[f64] = &[
 
 /// Where the state lives, from the flags.
 pub fn backing(args: &Args) -> Backing {
+    let redis = |url: String, cluster: bool| {
+        let mut redis = RedisSpec::new(url);
+        redis.cluster = cluster;
+        redis.module = args.redis_module;
+        Backing::Redis(redis)
+    };
     if let Some(url) = &args.redis {
-        Backing::Redis {
-            url: url.clone(),
-            cluster: false,
-            module: args.redis_module,
-        }
+        redis(url.clone(), false)
     } else if !args.redis_cluster.is_empty() {
-        Backing::Redis {
-            url: args.redis_cluster.join(","),
-            cluster: true,
-            module: args.redis_module,
-        }
+        redis(args.redis_cluster.join(","), true)
     } else {
         Backing::InProcess {
             max_keys: args.max_keys,

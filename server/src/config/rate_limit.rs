@@ -5,6 +5,7 @@
 use super::parse::{describe, join, kind, scalar, Parser};
 use super::{Limit, QuotaRule, Unit};
 use serde_norway::{Mapping, Value};
+use sluicegate::http::spec::{LimitQuotas, QuotaPart, QuotaProblem};
 use sluicegate::policy::AlgorithmKind;
 use sluicegate::Quota;
 use std::time::Duration;
@@ -133,21 +134,17 @@ impl Parser<'_> {
                     );
                 }
             }
-            let quotas = match scalar(text).map(|t| Quota::parse_many(&t)) {
-                Some(Ok(quotas)) => quotas,
-                Some(Err(e)) => {
-                    self.problem(&join(at, "quota"), e);
-                    return None;
-                }
-                None => {
-                    self.problem(
-                        &join(at, "quota"),
-                        "must be a string such as \"100/30s burst 20\" or \"5/minute; 100/hour\"",
-                    );
-                    return None;
-                }
+            let Some(text) = scalar(text) else {
+                self.problem(
+                    &join(at, "quota"),
+                    "must be a string such as \"100/30s burst 20\" or \"5/minute; 100/hour\"",
+                );
+                return None;
             };
-            return self.quotas(quotas, algorithm, burst, at);
+            // Read as every front end reads quota strings (the library's `LimitQuotas`).
+            let read = LimitQuotas::new(algorithm).burst(burst);
+            let parts = self.quota_parts(read.check(&[text]), at, "quota")?;
+            return Some(self.rules(parts, algorithm));
         }
         let unit = match map.get("unit") {
             None => {
@@ -201,8 +198,11 @@ impl Parser<'_> {
                 return None;
             }
         };
-        let quota = self.with_burst(quota, burst, at)?;
-        self.runs(algorithm, &quota, &join(at, "requests_per_unit"))?;
+        let read = LimitQuotas::new(algorithm).burst(burst);
+        let parts = self.quota_parts(read.check_quotas(vec![quota]), at, "requests_per_unit")?;
+        let [QuotaPart::Quota(quota)] = parts[..] else {
+            return None;
+        };
         Some(Limit::Quotas(vec![QuotaRule {
             quota,
             algorithm,
@@ -210,28 +210,29 @@ impl Parser<'_> {
         }]))
     }
 
-    /// The limit of a `quota` string's quotas (the library's `Quota::parse_many`, as Rust,
-    /// Node and Python read it). `burst` applies to one quota only: with several, which one
-    /// it meant is a guess, and the string can say it (`"5/minute burst 2; 100/hour"`).
-    fn quotas(
+    /// The quotas `read` gave, or `None` with its problem at `burst` or at `field`.
+    fn quota_parts(
         &mut self,
-        quotas: Vec<Quota>,
-        algorithm: AlgorithmKind,
-        burst: Option<u32>,
+        read: Result<Vec<QuotaPart>, QuotaProblem>,
         at: &str,
-    ) -> Option<Limit> {
-        if quotas.len() > 1 && burst.is_some() {
-            self.problem(
-                &join(at, "burst"),
-                "applies to one quota, and quota has several: give each its burst in the quota string (\"5/minute burst 2; 100/hour\")",
-            );
-            return None;
+        field: &str,
+    ) -> Option<Vec<QuotaPart>> {
+        match read {
+            Ok(parts) => Some(parts),
+            Err(problem) => {
+                let field = if problem.burst { "burst" } else { field };
+                self.problem(&join(at, field), problem.reason);
+                None
+            }
         }
-        let mut rules: Vec<QuotaRule> = Vec::with_capacity(quotas.len());
-        for quota in quotas {
-            let quota = self.with_burst(quota, burst, at)?;
-            self.runs(algorithm, &quota, &join(at, "quota"))?;
-            // The same quota twice decides as once; on Redis the two would share one key.
+    }
+
+    /// The limit of a `quota` string's quotas: each shown as its count per unit, the same
+    /// quota twice kept once (they decide as one; on Redis the two would share one key).
+    fn rules(&mut self, parts: Vec<QuotaPart>, algorithm: AlgorithmKind) -> Limit {
+        let mut rules: Vec<QuotaRule> = Vec::with_capacity(parts.len());
+        for part in parts {
+            let quota = part.quota();
             if rules.iter().any(|rule| rule.quota == quota) {
                 continue;
             }
@@ -242,32 +243,6 @@ impl Parser<'_> {
                 shown,
             });
         }
-        Some(Limit::Quotas(rules))
-    }
-
-    /// `Some` when `algorithm` runs `quota` (the library's check, the error building its
-    /// limiter would give: a range it cannot hold, an anchored quota without windows); a
-    /// problem at `field` otherwise.
-    fn runs(&mut self, algorithm: AlgorithmKind, quota: &Quota, field: &str) -> Option<()> {
-        match algorithm.check_quota(quota) {
-            Ok(()) => Some(()),
-            Err(e) => {
-                self.problem(field, e);
-                None
-            }
-        }
-    }
-
-    fn with_burst(&mut self, quota: Quota, burst: Option<u32>, at: &str) -> Option<Quota> {
-        let Some(burst) = burst else {
-            return Some(quota);
-        };
-        match quota.try_with_burst(burst) {
-            Ok(quota) => Some(quota),
-            Err(e) => {
-                self.problem(&join(at, "burst"), e);
-                None
-            }
-        }
+        Limit::Quotas(rules)
     }
 }

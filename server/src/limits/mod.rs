@@ -10,6 +10,7 @@ pub use overrides::{Overrides, Shape, DEFAULT_MAX as DEFAULT_MAX_OVERRIDES};
 use crate::config::{Config, Limit, QuotaRule, Unit};
 use sluicegate::backend::Backend;
 use sluicegate::dynamic::AnyKeyedLimiter;
+use sluicegate::http::spec::RedisSpec;
 use sluicegate::policy::AlgorithmKind;
 use sluicegate::redis::AnyRedisLimiter;
 use sluicegate::Quota;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long an eager Redis connection may take before the limiter connects in the
-/// background instead.
+/// background instead (the library's `RedisSpec::limiter` connects so).
 const EAGER_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Where the limits' state lives.
@@ -30,15 +31,11 @@ pub enum Backing {
         /// of distinct values.
         max_keys: usize,
     },
-    /// On Redis, shared by every server that points at it.
-    Redis {
-        /// The URL; for a cluster, seed URLs separated by commas.
-        url: String,
-        /// Whether it is a Redis Cluster.
-        cluster: bool,
-        /// Whether to decide with the sluicegate Redis module where Redis has it.
-        module: bool,
-    },
+    /// On Redis, shared by every server that points at it: its URL (a Cluster's seed URLs
+    /// separated by commas), whether it is a Cluster, and whether to decide with the
+    /// sluicegate Redis module where Redis has it, as the library's front-end specification
+    /// describes a Redis.
+    Redis(RedisSpec),
 }
 
 /// One rule's limiter.
@@ -310,53 +307,25 @@ async fn make(
             .build()
             .map(|limiter| RuleLimiter::Local(Arc::new(limiter)))
             .map_err(|e| e.to_string()),
-        Backing::Redis {
-            url,
-            cluster,
-            module,
-        } => {
-            let remote = redis(quota, algorithm, url, (*cluster, *module), prefix, eager).await?;
+        Backing::Redis(redis) => {
+            // The service never resets a key: no subscription per rule to hear resets.
+            let configure = |builder: sluicegate::redis::RedisBuilder<_, _>| {
+                builder
+                    .reset_watch(false)
+                    .connect_timeout(EAGER_CONNECT_TIMEOUT)
+            };
+            let name = prefix.trim_end_matches(':');
+            let remote = redis
+                .limiter(quota, algorithm, prefix, name, eager, configure)
+                .await
+                .map_err(|e| format!("Redis limiter {prefix}: {e}"))?;
+            if eager && !remote.is_available() {
+                tracing::warn!(
+                    prefix,
+                    "Redis does not answer yet, connecting in the background"
+                );
+            }
             Ok(RuleLimiter::Remote(Arc::new(remote)))
         }
     }
-}
-
-/// A Redis limiter, connected when `eager` and Redis answers within
-/// [`EAGER_CONNECT_TIMEOUT`], else lazily (connecting in the background), so that the
-/// server starts while Redis is down.
-async fn redis(
-    quota: Quota,
-    algorithm: AlgorithmKind,
-    url: &str,
-    (cluster, module): (bool, bool),
-    prefix: &str,
-    eager: bool,
-) -> Result<AnyRedisLimiter, String> {
-    let builder = || {
-        AnyRedisLimiter::builder(quota, algorithm, url)
-            .prefix(prefix)
-            .name(prefix.trim_end_matches(':'))
-            .cluster(cluster)
-            .module(module)
-            // The service never resets a key: no subscription per rule to hear resets.
-            .reset_watch(false)
-    };
-    if eager {
-        match builder()
-            .connect_timeout(EAGER_CONNECT_TIMEOUT)
-            .connect()
-            .await
-        {
-            Ok(limiter) => return Ok(limiter),
-            Err(e) => tracing::warn!(
-                prefix,
-                "Redis does not answer yet, connecting in the background: {e}"
-            ),
-        }
-    }
-    builder()
-        .lazy(true)
-        .connect()
-        .await
-        .map_err(|e| format!("Redis limiter {prefix}: {e}"))
 }

@@ -333,6 +333,7 @@ impl TierMaker for OpenTiers {
 #[cfg(feature = "redis")]
 mod redis {
     use super::super::check::RedisPlan;
+    use super::super::RedisSpec;
     use crate::algorithm::AlgorithmKind;
     use crate::http::policy::redis_prefix;
     use crate::quota::Quota;
@@ -347,9 +348,8 @@ mod redis {
     }
 
     impl Target {
-        /// The limiter of `quota` named `name` (under its HTTP prefix): connected first when
-        /// `eager` and Redis answers within the connect timeout, else connecting in the
-        /// background.
+        /// The limiter of `quota` named `name`, under its HTTP prefix: connected first when
+        /// `eager` ([`RedisSpec::limiter`]).
         pub(super) async fn limiter(
             &self,
             quota: Quota,
@@ -357,25 +357,22 @@ mod redis {
             name: &str,
             eager: bool,
         ) -> Result<AnyRedisLimiter, RedisError> {
-            let builder = |lazy: bool| {
-                let mut builder = AnyRedisLimiter::builder(quota, algorithm, &self.plan.url)
-                    .prefix(redis_prefix(name))
-                    .name(name)
-                    .cluster(self.plan.cluster)
-                    .module(self.plan.module)
-                    .lazy(lazy);
-                if self.local {
-                    builder = builder.fallback(Fallback::Local { servers: 1 });
-                }
-                builder
+            let spec = RedisSpec {
+                url: self.plan.url.clone(),
+                cluster: self.plan.cluster,
+                module: self.plan.module,
+                connect: None,
             };
-            if eager {
-                match builder(false).connect().await {
-                    Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => {}
-                    done => return done,
+            let local = self.local;
+            let prefix = redis_prefix(name);
+            spec.limiter(quota, algorithm, &prefix, name, eager, |builder| {
+                if local {
+                    builder.fallback(Fallback::Local { servers: 1 })
+                } else {
+                    builder
                 }
-            }
-            builder(true).connect().await
+            })
+            .await
         }
     }
 }

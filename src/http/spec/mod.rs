@@ -54,6 +54,8 @@ mod check;
 #[cfg(feature = "serde")]
 mod de;
 mod front_end;
+#[cfg(feature = "redis")]
+mod on_redis;
 mod quotas;
 
 pub use front_end::FrontEnd;

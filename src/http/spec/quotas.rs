@@ -103,6 +103,22 @@ impl LimitQuotas {
                 "no quota: give one such as \"100/minute\"".into(),
             ));
         }
+        self.finish(parts)
+    }
+
+    /// Quotas a configuration gave as numbers (`requests_per_unit` and `unit`), read as
+    /// [`check`](Self::check) reads strings: the burst applied, each checked against the
+    /// algorithm.
+    pub fn check_quotas(&self, quotas: Vec<Quota>) -> Result<Vec<QuotaPart>, QuotaProblem> {
+        self.finish(quotas.into_iter().map(QuotaPart::Quota).collect())
+    }
+
+    /// `parts` with the burst applied, each checked against the algorithm.
+    fn finish(&self, mut parts: Vec<QuotaPart>) -> Result<Vec<QuotaPart>, QuotaProblem> {
+        let quota_problem = |reason: String| QuotaProblem {
+            burst: false,
+            reason,
+        };
         if let Some(burst) = self.burst {
             if parts.len() > 1 {
                 return Err(QuotaProblem {
