@@ -330,7 +330,8 @@ impl Settings {
                 let rejection = Rejection::TableFull {
                     limit: self.name(limit, tier_of(limit)),
                 };
-                self.refuse(&rejection, self.no_report(Some(1)))
+                let retry = crate::decision::TABLE_FULL_RETRY_AFTER.as_secs();
+                self.refuse(&rejection, self.no_report(Some(retry)))
             }
             Outcome::Failed { limit, error } => {
                 let rejection = Rejection::BackendFailed {

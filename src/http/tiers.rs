@@ -295,10 +295,7 @@ impl TierChooser {
                         None => format!("the {header} header is missing"),
                         Some(label) => format!("the {header} header names no tier ({label:?})"),
                     };
-                    KeyError::missing(format!(
-                        "{what}: it says which tier of limit {:?} applies",
-                        self.limit
-                    ))
+                    KeyError::missing(format!("{what}: it says which tier applies"))
                 })
             }
             TierSource::Given => {
@@ -311,18 +308,13 @@ impl TierChooser {
                         Some(tier) => Ok(tier),
                         None if self.maker.is_some() => self.add(label),
                         None => Err(KeyError::unavailable(format!(
-                            "the front end chose tier {label:?} of limit {:?}, which is none of \
-                             its tiers",
-                            self.limit
+                            "the front end chose tier {label:?}, which is none of its tiers"
                         ))),
                     },
-                    None => self.default.ok_or_else(|| {
-                        KeyError::unavailable(format!(
-                            "the front end gave no tier for limit {:?} (a GivenTiers request \
-                             extension)",
-                            self.limit
-                        ))
-                    }),
+                    None => self.default.ok_or(KeyError::unavailable(
+                        "the front end gave no tier for this limit (a GivenTiers request \
+                         extension)",
+                    )),
                 }
             }
         }
@@ -346,10 +338,7 @@ impl TierChooser {
     fn add(&self, label: &str) -> Result<usize, KeyError> {
         let maker = self.maker.as_ref().expect("only open tiers are added");
         maker.check(label).map_err(|reason| {
-            KeyError::unavailable(format!(
-                "the front end chose tier {label:?} of limit {:?}: {reason}",
-                self.limit
-            ))
+            KeyError::unavailable(format!("the front end chose tier {label:?}: {reason}"))
         })?;
         let _adding = self.adding.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tier) = self.find(label) {
@@ -358,10 +347,9 @@ impl TierChooser {
         let count = self.count.load(Ordering::Acquire);
         if count == self.labels.len() {
             return Err(KeyError::unavailable(format!(
-                "the front end chose a tier ({label:?}) beyond the {} limit {:?} keeps, each \
+                "the front end chose a tier ({label:?}) beyond the {} this limit keeps, each \
                  with its own states",
-                self.labels.len(),
-                self.limit
+                self.labels.len()
             )));
         }
         let _ = self.labels[count].set(label.to_owned());

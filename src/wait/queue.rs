@@ -421,7 +421,7 @@ impl WaitQueue {
         Fut: Future<Output = Result<Decision, BackendError>>,
     {
         let ticket = self.join(key, false)?;
-        let mut place = Place {
+        let place = Place {
             queue: self,
             ticket: Some(ticket),
         };

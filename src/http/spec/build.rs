@@ -62,7 +62,7 @@ impl FrontEndSpec {
         };
         let target = redis::Target {
             plan: redis,
-            local: plan.local,
+            mode: plan.on_backend_error,
         };
         let mut problems = Problems::default();
         let mut eager = target.plan.connect_now;
@@ -173,7 +173,7 @@ type Target = std::convert::Infallible;
 /// The front end of `plan`, from each limit's `made` backends.
 fn assemble(plan: Plan, made: Made, target: Option<Target>) -> Result<FrontEnd, BuildError> {
     let mut builder = RequestLimiter::builder()
-        .on_backend_error(plan.on_backend_error)
+        .on_backend_error(plan.on_backend_error.answer())
         .legacy_headers(plan.legacy)
         .exempt_preflight(plan.exempt_preflight);
     builder = match plan.standard {
@@ -335,16 +335,17 @@ mod redis {
     use super::super::check::RedisPlan;
     use super::super::RedisSpec;
     use crate::algorithm::AlgorithmKind;
+    use crate::http::on_backend_error::BackendErrorMode;
     use crate::http::policy::redis_prefix;
     use crate::quota::Quota;
-    use crate::redis::{AnyRedisLimiter, Fallback, RedisError};
+    use crate::redis::{AnyRedisLimiter, RedisError};
 
     /// The Redis a front end's limits live on.
     #[derive(Debug, Clone)]
     pub(super) struct Target {
         pub(super) plan: RedisPlan,
-        /// Decide in this process while Redis cannot.
-        pub(super) local: bool,
+        /// What a failure answers: `local` decides in this process while Redis cannot.
+        pub(super) mode: BackendErrorMode,
     }
 
     impl Target {
@@ -363,14 +364,10 @@ mod redis {
                 module: self.plan.module,
                 connect: None,
             };
-            let local = self.local;
+            let fallback = self.mode.fallback();
             let prefix = redis_prefix(name);
             spec.limiter(quota, algorithm, &prefix, name, eager, |builder| {
-                if local {
-                    builder.fallback(Fallback::Local { servers: 1 })
-                } else {
-                    builder
-                }
+                builder.fallback(fallback)
             })
             .await
         }

@@ -8,7 +8,7 @@ use crate::http::error::{BuildError, OptionPath, Problems};
 use crate::http::headers::{check_name, HeaderDraft};
 use crate::http::ip::TrustedProxies;
 use crate::http::key::{ClientIp, ForwardedHeaders};
-use crate::http::on_backend_error::OnBackendError;
+use crate::http::on_backend_error::BackendErrorMode;
 use crate::http::policy::DEFAULT_MAX_KEYS;
 use crate::http::tiers::TierSource;
 use crate::policy::{quota_name, KeySpec, PolicyError};
@@ -20,9 +20,8 @@ pub(crate) struct Plan {
     pub(crate) limits: Vec<LimitPlan>,
     pub(crate) client_ip: ClientIp,
     pub(crate) redis: Option<RedisPlan>,
-    pub(crate) on_backend_error: OnBackendError,
-    /// `on_backend_error: local`: limits on Redis decide in this process while it cannot.
-    pub(crate) local: bool,
+    /// What a backend failure answers (and, `local`, what limits on Redis do meanwhile).
+    pub(crate) on_backend_error: BackendErrorMode,
     pub(crate) standard: Option<HeaderDraft>,
     pub(crate) legacy: bool,
     pub(crate) body: Body,
@@ -120,7 +119,7 @@ impl FrontEndSpec {
             .collect();
         check_limit_names(&self.limits, &limits, &limits_path, &mut problems);
         let client_ip = self.client_ip(&mut problems);
-        let (on_backend_error, local) = self.on_backend_error(&mut problems);
+        let on_backend_error = self.on_backend_error(&mut problems);
         let (standard, legacy) = header_forms(&self.headers, &mut problems);
         let body = match self.body.as_deref().map(|b| b.trim().to_ascii_lowercase()) {
             None => Some(Body::Text),
@@ -163,7 +162,6 @@ impl FrontEndSpec {
             client_ip: client_ip.unwrap_or_else(ClientIp::new),
             redis,
             on_backend_error,
-            local,
             standard,
             legacy,
             body: body.unwrap_or(Body::Text),
@@ -180,10 +178,9 @@ impl FrontEndSpec {
         let mut trusted = TrustedProxies::none();
         let path = OptionPath::field("trusted_proxies");
         for (i, entry) in self.trusted_proxies.iter().enumerate() {
+            // A network, or `unix` for a Unix socket's peer: the one reading of an entry.
             for network in entry.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                if let Some(cidr) = problems.ok(path.at(i), network.parse()) {
-                    trusted.push(cidr);
-                }
+                problems.ok(path.at(i), trusted.push_entry(network));
             }
         }
         let headers: Option<ForwardedHeaders> = match &self.forwarded_headers {
@@ -210,27 +207,20 @@ impl FrontEndSpec {
         problems.ok(OptionPath::field("ipv6_prefix"), client_ip)
     }
 
-    fn on_backend_error(&self, problems: &mut Problems) -> (OnBackendError, bool) {
+    fn on_backend_error(&self, problems: &mut Problems) -> BackendErrorMode {
         let Some(text) = &self.on_backend_error else {
-            return (OnBackendError::default(), false);
+            return BackendErrorMode::default();
         };
-        match text.trim().to_ascii_lowercase().as_str() {
-            // Outages are decided in process; other errors (a wrong-type key) let requests by.
-            "local" => (OnBackendError::Allow, true),
-            _ => match text.parse() {
-                Ok(choice) => (choice, false),
-                Err(_) => {
-                    problems.add(
-                        OptionPath::field("on_backend_error"),
-                        format!(
-                            "expected allow, deny or local (decide in this process while \
-                             Redis cannot), got {text:?}"
-                        ),
-                    );
-                    (OnBackendError::default(), false)
-                }
-            },
-        }
+        text.parse().unwrap_or_else(|_| {
+            problems.add(
+                OptionPath::field("on_backend_error"),
+                format!(
+                    "expected allow, deny or local (decide in this process while Redis \
+                     cannot), got {text:?}"
+                ),
+            );
+            BackendErrorMode::default()
+        })
     }
 
     fn exempt(&self, problems: &mut Problems) -> Vec<Exempt> {
