@@ -390,3 +390,33 @@ fn a_spec_on_redis_is_built_by_build_async() {
     assert_eq!(error.problems()[0].path(), "redis");
     assert!(on_redis.validate().is_ok());
 }
+
+#[test]
+fn reset_and_refunds_reach_every_tier() {
+    let front_end = spec(
+        r#"{ "limits": [{ "name": "plan", "key": "header:x-user",
+             "tiers": { "by": "header:x-plan", "quotas": { "free": "1/minute", "pro": "2/minute" } } }],
+             "refund": "failed" }"#,
+    )
+    .build()
+    .unwrap();
+    let limiter = front_end.limiter();
+    let free = request("/", &[("x-user", "u"), ("x-plan", "free")], PEER);
+    let pro = request("/", &[("x-user", "u"), ("x-plan", "pro")], PEER);
+    assert_eq!(decide(limiter, &free).0, 200);
+    assert_eq!(decide(limiter, &free).0, 429);
+    assert_eq!(decide(limiter, &pro).0, 200);
+    // Forgetting the key forgets it in each tier.
+    assert!(limiter.reset("u").now().unwrap().unwrap());
+    assert_eq!(decide(limiter, &free).0, 200);
+    // A refund gives the request back in the tier it was counted in.
+    let sluicegate::http::Reserving::Now(reserved) = limiter.decide_reserving(&pro) else {
+        panic!("in process")
+    };
+    let refund = reserved.refund.expect("counted, so refundable");
+    assert_eq!(refund.limits().collect::<Vec<_>>(), ["plan"]);
+    assert!(refund.refund().now().unwrap().unwrap());
+    assert_eq!(decide(limiter, &pro).0, 200);
+    assert_eq!(decide(limiter, &pro).0, 200);
+    assert_eq!(decide(limiter, &pro).0, 429);
+}

@@ -66,6 +66,9 @@ pub trait TierMaker: Send + Sync + 'static {
     fn immediate(&self) -> bool;
 }
 
+/// One tier's backends, one per quota.
+type Backends = Vec<Arc<dyn Backend<str>>>;
+
 /// The tiers of one limit and who chooses among them: declared tiers, each one backend or
 /// several (a limit of several quotas: one limit each, named by
 /// [`quota_name`](crate::policy::quota_name)), or open ones, made as they are named. Give
@@ -85,7 +88,7 @@ pub trait TierMaker: Send + Sync + 'static {
 /// ```
 pub struct Tiers {
     source: TierSource,
-    declared: Vec<(String, Vec<Arc<dyn Backend<str>>>)>,
+    declared: Vec<(String, Backends)>,
     default: Option<String>,
     open: Option<(usize, Arc<dyn TierMaker>)>,
 }

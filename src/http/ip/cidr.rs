@@ -302,6 +302,9 @@ mod tests {
             .trust_unix_socket()
             .trusts_unix_socket());
         let error = "unix:/run/app.sock".parse::<TrustedProxies>().unwrap_err();
-        assert_eq!(error.reason, "expected an IPv4 or IPv6 address");
+        assert_eq!(
+            error.to_string(),
+            "invalid network \"unix:/run/app.sock\": expected an IPv4 or IPv6 address"
+        );
     }
 }

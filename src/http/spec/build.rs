@@ -256,6 +256,7 @@ fn tiered(
     if let Some(max) = plan.open {
         let read = LimitQuotas::new(limit.algorithm).zero_denies(true);
         let maker = OpenTiers {
+            #[cfg(feature = "redis")]
             name: limit.name.clone(),
             read,
             algorithm: limit.algorithm,
@@ -283,6 +284,7 @@ fn tiered(
 /// Open tiers: each the one quota its label reads as, made on first use, in process or on
 /// Redis.
 struct OpenTiers {
+    #[cfg(feature = "redis")]
     name: String,
     read: LimitQuotas,
     algorithm: AlgorithmKind,

@@ -61,8 +61,9 @@ pub(crate) struct TiersPlan {
     pub(crate) open: Option<usize>,
 }
 
-/// Where the limits live on Redis.
+/// Where the limits live on Redis (never built without feature `redis`: the spec is refused).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
 pub(crate) struct RedisPlan {
     pub(crate) url: String,
     pub(crate) cluster: bool,
@@ -159,7 +160,7 @@ impl FrontEndSpec {
             .and_then(|redis| redis.check(&mut problems));
         problems.done(|| Plan {
             limits: limits.into_iter().flatten().collect(),
-            client_ip: client_ip.unwrap_or_else(ClientIp::new),
+            client_ip: client_ip.unwrap_or_default(),
             redis,
             on_backend_error,
             standard,
