@@ -1,5 +1,5 @@
 //! The seam between backends: one small trait, [`Backend`], that the in-process limiters
-//! ([`KeyedLimiter`], [`Limiter`]) and the Redis one
+//! ([`KeyedLimiter`](crate::KeyedLimiter), [`Limiter`](crate::Limiter)) and the Redis one
 //! implement, so that the HTTP layer, composites across backends and async waiting take any
 //! of them.
 //!

@@ -23,7 +23,7 @@ use std::time::Duration;
 /// (a denial consumes nothing anywhere), and returns a [`Verdict`]: pass the request on with
 /// the rate-limit headers to add, or answer it with a ready response (`429`, `400`, `413`,
 /// `503`). The tower [`RateLimitLayer`](super::RateLimitLayer) is a thin adapter over it, and
-/// so are the Node and Python middlewares; build one with [`RateLimitBuilder::limiter`].
+/// so are the Node and Python middlewares; build one with [`RateLimitBuilder::limiter`](super::RateLimitBuilder::limiter).
 ///
 /// ```
 /// use sluicegate::http::{ClientIp, Deciding, RateLimitLayer, RequestLimit, Verdict};

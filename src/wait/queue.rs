@@ -32,13 +32,13 @@ use std::time::{Duration, Instant};
 ///
 /// let limiter = KeyedLimiter::<String>::new(Quota::per_second(10).with_burst(1))?;
 /// let queue = WaitQueue::new(Some(100), Some(Duration::from_secs(5)));
-/// let ticket = queue.join("api", false)?;
+/// let ticket = queue.join("api", false).expect("room in line");
 /// assert!(queue.is_turn(&ticket));
 /// let first = queue.after(&ticket, &limiter.check("api"));
 /// assert!(matches!(first, Next::Go { .. }));
 /// queue.leave(ticket);
 /// // The next request for "api" is told to sleep a tenth of a second, then ask again.
-/// let ticket = queue.join("api", false)?;
+/// let ticket = queue.join("api", false).expect("room in line");
 /// let Next::Sleep(pause) = queue.after(&ticket, &limiter.check("api")) else { panic!() };
 /// assert!(pause <= Duration::from_millis(100));
 /// queue.leave(ticket);

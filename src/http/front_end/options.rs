@@ -30,7 +30,7 @@ use std::fmt;
 pub struct FrontEndOptions<'a> {
     /// The trusted proxies' networks (`"10.0.0.0/8"`, `"::1"`), each entry one network or
     /// several separated by commas; `"unix"` trusts a Unix socket's peer
-    /// ([`TrustedProxies::push_entry`]).
+    /// ([`TrustedProxies::push_entry`](crate::http::TrustedProxies::push_entry)).
     pub trusted_proxies: &'a [String],
     /// `x-forwarded-for` (or `xff`), `forwarded` or `both`, in any case.
     pub forwarded_headers: &'a str,

@@ -8,8 +8,8 @@
 //! Redis ([`RedisSpec`]), what a backend failure answers, the headers, the refusals' body,
 //! `max_keys`, exemptions by path and refunds. Values a user can get wrong are plain text and
 //! numbers, read by [`FrontEndSpec::build`], which reports every problem at once (a
-//! [`BuildError`]), each naming its option by path as the user wrote it, in the host's
-//! spelling ([`BuildError::naming`]). Functions stay in the host: a limit keyed by a host
+//! [`BuildError`](super::BuildError)), each naming its option by path as the user wrote it, in the host's
+//! spelling ([`BuildError::naming`](super::BuildError::naming)). Functions stay in the host: a limit keyed by a host
 //! function says `key: "given"`, one whose tier a host function chooses says
 //! `tiers.by: "given"`, and the built [`FrontEnd`] says which limits need a key or a tier
 //! handed in with each request ([`GivenKeys`](super::front_end::GivenKeys),
