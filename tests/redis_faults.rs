@@ -10,6 +10,7 @@ use redis_server::{unused_port, RedisServer};
 use sluicegate::algorithm::{
     FixedWindow, Gcra, LeakyBucket, SlidingLog, SlidingWindow, TokenBucket,
 };
+use sluicegate::backend::{Backend, Op};
 use sluicegate::clock::ManualClock;
 use sluicegate::redis::{Fallback, RedisError, RedisLimiter};
 use sluicegate::Algorithm;
@@ -302,6 +303,12 @@ async fn foreign_values_are_refused_and_untouched<A: Algorithm>(server: &RedisSe
             other => panic!("{key}: expected WrongType, got {other:?}"),
         }
     }
+    // Through the seam, the error is labelled by the backend that failed, which the seam
+    // itself does not know.
+    let through_seam = Backend::<str>::decide(&limiter, "victim", 1, Op::Check)
+        .await
+        .expect_err("a wrong-type key");
+    assert_eq!(through_seam.label(), "wrong_type");
     let read = if log {
         vec!["GET", &key]
     } else {
