@@ -251,7 +251,7 @@ export interface HttpLimit {
 export interface RateLimitOptions {
   /** The limits, decided all-or-nothing; or one limit's options at the top level (the shorthand). */
   limits?: HttpLimit[];
-  /** Shorthand: one limit (unnamed, it is named after its route, `POST /login`, at its first request on one; else after its key, 'ip' by default). */
+  /** Shorthand: one limit, named after its key ('ip' by default); unnamed on Redis, after its route (`POST /login`) at its first request on one. */
   quota?: string;
   algorithm?: Algorithm;
   key?: HttpLimit['key'];

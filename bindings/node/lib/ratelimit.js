@@ -34,10 +34,9 @@ function rateLimit(options = {}) {
   const sync = syncOf(o.clock);
   // An unnamed limit on Redis is built when its first request names it (lib/ratelimit_route.js);
   // until then an in-process twin checks the options now, where the middleware is made.
-  const deferred = o.autoName !== null && o.native.redis !== undefined;
   const build = (opts) => built(() => native.newHttpLimiter(opts.native, VERDICT, clock));
-  let handle = build(deferred ? { ...o, native: { ...o.native, redis: undefined } } : o);
   let named = o.autoName === null;
+  let handle = build(named ? o : { ...o, native: { ...o.native, redis: undefined } });
   const { skip, requestPropertyName, statusCode, handler, message } = o;
   let { keyFunctions, names } = o;
   const count = names.length;
@@ -57,7 +56,6 @@ function rateLimit(options = {}) {
   function nameFrom(req) {
     named = true;
     const name = req === undefined ? null : routeName(req);
-    if (name === null && !deferred) return;
     if (name !== null) o = renamed(o, o.autoName, name);
     handle = build(o);
     ({ keyFunctions, names } = o);

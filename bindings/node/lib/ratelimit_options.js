@@ -78,8 +78,9 @@ function normalize(options = {}) {
   delete native.unknownDraft;
   return {
     native,
-    // The shorthand without a name is named when it first runs on a route (lib/ratelimit_route.js).
-    autoName: limits[0].autoNamed ? limits[0].baseName : null,
+    // The shorthand without a name, on Redis, is named when it first runs on a route
+    // (lib/ratelimit_route.js); in process its tables are its own whatever its name.
+    autoName: limits[0].autoNamed && redisUrl !== undefined ? limits[0].baseName : null,
     unknownDraft,
     validate: validations(options.validate),
     logger: logger(options.logger),

@@ -1,13 +1,14 @@
 'use strict';
-// The name of a `rateLimit` shorthand given none (`rateLimit({ quota: '3/minute' })`): its
-// key's name (`ip`), unless it runs on an express route, where it is named after the route,
-// `POST /login` (the method and the route's path template, under its router's mount path),
-// or under a router's mount path, `/api`. A limit's name is its counter's name on Redis
-// (`sluicegate:http:<name>:`), so two unnamed limits of the same quota on two routes would
-// otherwise count one client's requests on both routes together there, where in process
-// each has its own table; with a name from its route, each route counts apart in process and
-// on Redis alike, and every process serving the route shares its counter. The name is taken
-// at the limit's first request, when the route is known.
+// The name of a `rateLimit` shorthand on Redis given none (`rateLimit({ quota: '3/minute',
+// redis })`): its key's name (`ip`), unless it runs on an express route, where it is named
+// after the route, `POST /login` (the method and the route's path template, under its
+// router's mount path), or under a router's mount path, `/api`. A limit's name is its
+// counter's name on Redis (`sluicegate:http:<name>:`), so two unnamed limits of the same quota
+// on two routes would otherwise count one client's requests on both routes together there,
+// where in process each has its own table (and keeps the name `ip`, the contract's); with a
+// name from its route, each route counts apart on Redis as in process, and every process
+// serving the route shares its counter. The name is taken at the limit's first request, when
+// the route is known.
 
 /** The longest name the library takes. */
 const MAX_NAME = 64;

@@ -46,7 +46,7 @@ for (const [label, express] of Object.entries(EXPRESS)) {
       });
       assert.deepEqual(answers.map((a) => a.status), [200, 200, 429, 429]);
       assert.deepEqual(answers.slice(0, 2).map((a) => a.body), ['unix', 'unix']);
-      assert.equal(answers[0].headers.ratelimit, '"GET /";r=1;t=30', 'an unnamed limit on a route is named after it');
+      assert.equal(answers[0].headers.ratelimit, '"ip";r=1;t=30');
       const unix = warnings.filter((w) => w.code === 'SLUICEGATE_UNIX_SOCKET');
       assert.equal(unix.length, 1, 'warned once, not per request');
       assert.match(unix[0].message, /^rateLimit: requests arrive on a Unix socket, which has no client address: every limit keyed by client address counts all of them under the one key "unix"/);
