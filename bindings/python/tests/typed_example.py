@@ -1,6 +1,7 @@
 """What a user of the package writes, for `mypy --strict` (test_package.py checks it): the
 waiting methods, the route helpers and the middlewares' options, `reset` everywhere,
-several quotas in one string, quota functions on the middlewares' limits, `max_keys`."""
+several quotas in one string, quota functions on the middlewares' limits, `max_keys`, a
+Flask view's `reset` on the decorated view, `sluicegate.__version__`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, Dict, List, MutableMapping, Optional
 from fastapi import APIRouter, Depends, FastAPI, Request
 from flask import Flask
 
+import sluicegate
 from sluicegate import Decision, HttpVerdict, KeyedLimiter, Limit, Limiter, RedisLimiter
 from sluicegate.asgi import RateLimitMiddleware
 from sluicegate.fastapi import (RateLimitDependency, RateLimitExceeded, limit,
@@ -118,9 +120,22 @@ def login() -> str:
     return "ok"
 
 
+@flask_app.post("/sign-in")
+@flask_limit("5/minute")
+def sign_in_view() -> str:
+    return "ok"
+
+
 def flask_signed_in(client: str) -> bool:
     wsgi = WsgiMiddleware(flask_app.wsgi_app, limits=limits, max_keys=50)
-    return view_limit.reset(client) or wsgi.reset(client)
+    # The decorated view keeps its own type (called as before) and gains `reset`.
+    page: str = sign_in_view()
+    return view_limit.reset(client) or wsgi.reset(client) or login.reset(client) \
+        or sign_in_view.reset(page)
+
+
+def versioned() -> List[str]:
+    return [sluicegate.__version__, *dir(sluicegate)]
 
 
 def run() -> Any:

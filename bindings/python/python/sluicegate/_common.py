@@ -106,7 +106,7 @@ class Outage:
                                ", ".join(self.limiter.names))
 
 
-def build(limits: Sequence[Dict[str, Any]], *, trusted_proxies: Any, ipv6_prefix: int,
+def build(limits: Sequence[Any], *, trusted_proxies: Any, ipv6_prefix: int,
           forwarded_headers: str, redis: Optional[str], redis_cluster: bool,
           on_backend_error: str, headers: Union[str, bool, None], body: Body,
           max_keys: Optional[int] = None) -> HttpLimiter:

@@ -289,13 +289,17 @@ class HttpVerdict:
     def headers(self) -> List[Tuple[bytes, bytes]]:
         """A pass: the rate-limit headers; a refusal: all its headers (ASGI's form)."""
     def asgi_headers(
-        self, response: Optional[Iterable[Tuple[bytes, bytes]]] = None
+        self, response: Optional[Iterable[Tuple[bytes, bytes]]] = None,
+        status: Optional[int] = None,
     ) -> List[Tuple[bytes, bytes]]:
-        """`response`'s headers with these set, replacing any of the same names."""
+        """`response`'s headers with these set, replacing any of the same names; `response`
+        as it is when `status` is a 429 already carrying `Retry-After` or a rate-limit
+        header (a limit inside the app refused it)."""
     def wsgi_headers(
-        self, response: Optional[Iterable[Tuple[str, str]]] = None
+        self, response: Optional[Iterable[Tuple[str, str]]] = None,
+        status: Union[str, int, None] = None,
     ) -> List[Tuple[str, str]]:
-        """The same in WSGI's form, `(str, str)` pairs."""
+        """The same in WSGI's form, `(str, str)` pairs (`status`: the status line)."""
     @property
     def limit(self) -> Optional[str]:
         """The limit the headers report (on a 429, the denying one admitting last)."""

@@ -124,7 +124,9 @@ class RateLimitMiddleware(MiddlewareBase):
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = dict(message)
-                message["headers"] = verdict.asgi_headers(message.get("headers"))
+                # A 429 from a limit inside the app keeps that limit's headers.
+                message["headers"] = verdict.asgi_headers(message.get("headers"),
+                                                          message.get("status"))
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

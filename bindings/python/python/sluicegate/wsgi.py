@@ -90,6 +90,7 @@ class RateLimitMiddleware(MiddlewareBase):
 
         def start_with_headers(status: str, headers: List[Tuple[str, str]],
                                exc_info: Optional[ExcInfo] = None) -> Callable[[bytes], object]:
-            return start_response(status, verdict.wsgi_headers(headers), exc_info)
+            # A 429 from a limit inside the app keeps that limit's headers.
+            return start_response(status, verdict.wsgi_headers(headers, status), exc_info)
 
         return self.app(environ, start_with_headers)
