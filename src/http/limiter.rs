@@ -300,7 +300,8 @@ impl Settings {
                 let rejection = Rejection::TableFull {
                     limit: &self.limits[limit].name,
                 };
-                self.refuse(&rejection, self.headers(None, Some(1)))
+                let retry = crate::TABLE_FULL_RETRY_AFTER.as_secs();
+                self.refuse(&rejection, self.headers(None, Some(retry)))
             }
             Outcome::Failed { limit, error } => {
                 let rejection = Rejection::BackendFailed {

@@ -120,6 +120,7 @@ mod layer;
 mod limit;
 mod limiter;
 mod on_backend_error;
+mod peer;
 mod policy;
 mod refund;
 mod rejection;
@@ -145,7 +146,8 @@ pub use key::{
 pub use layer::RateLimitLayer;
 pub use limit::{Cost, RequestLimit};
 pub use limiter::RequestLimiter;
-pub use on_backend_error::OnBackendError;
+pub use on_backend_error::{BackendErrorMode, OnBackendError};
+pub use peer::{Peer, MAX_PEER_NAME, UNIX_PEER_KEY, UNIX_PROXY_ENTRY};
 pub use policy::{redis_prefix, DEFAULT_MAX_KEYS};
 pub use refund::Refund;
 pub use rejection::Rejection;
