@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from flask import Flask
 
 from conftest import RedisServer
+from sluicegate import BackendFailure
 from sluicegate._route import MAX_ROUTE_NAME, route_name
 from sluicegate.fastapi import RateLimitExceeded
 from sluicegate.fastapi import limit as fastapi_limit
@@ -239,3 +240,28 @@ def test_fastapi_dependency_run_in_a_thread_decides_as_a_blocking_call() -> None
         thread.start()
         thread.join()
     assert outcomes == [(None, '"threaded";r=0;t=60'), (429, "60")]
+
+
+def test_route_limits_report_a_redis_outage_to_on_backend_failure(unused_port: int) -> None:
+    down = f"redis://127.0.0.1:{unused_port}/"
+    reports: List[BackendFailure] = []
+    app = FastAPI()
+
+    @app.get("/a", dependencies=[Depends(fastapi_limit("1/minute", redis=down,
+                                                       on_backend_failure=reports.append))])
+    async def a() -> str:
+        return "a"
+
+    views = Flask(__name__)
+
+    @views.get("/b")
+    @flask_limit("1/minute", redis=down, on_backend_error="deny",
+                 on_backend_failure=reports.append)
+    def b() -> str:
+        return "b"
+
+    with TestClient(app, client=CLIENT) as client:
+        assert [client.get("/a").status_code for _ in range(2)] == [200, 200]
+    assert [views.test_client().get("/b").status_code for _ in range(2)] == [503, 503]
+    assert reports == [BackendFailure(("GET /a",), 1, 1, "allow", False),
+                       BackendFailure(("GET /b",), 1, 1, "deny", False)]

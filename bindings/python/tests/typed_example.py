@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from flask import Flask
 
 import sluicegate
-from sluicegate import Decision, HttpVerdict, KeyedLimiter, Limit, Limiter, RedisLimiter
+from sluicegate import BackendFailure, Decision, HttpVerdict, KeyedLimiter, Limit, Limiter, RedisLimiter
 from sluicegate.asgi import RateLimitMiddleware
 from sluicegate.fastapi import (RateLimitDependency, RateLimitExceeded, limit,
                                 rate_limit_exceeded_handler)
@@ -71,7 +71,12 @@ async def asgi_app(scope: MutableMapping[str, Any], receive: Any, send: Any) -> 
     return None
 
 
-middleware = RateLimitMiddleware(asgi_app, limits=limits, max_keys=100_000)
+def page(report: BackendFailure) -> None:
+    logging.getLogger("app").error("Redis failing for %s: %d", report.limits, report.failed)
+
+
+middleware = RateLimitMiddleware(asgi_app, limits=limits, max_keys=100_000,
+                                 on_backend_failure=page)
 
 
 async def unblock(client: str) -> bool:

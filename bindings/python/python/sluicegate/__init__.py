@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional
 
 from . import _native
+from ._common import BackendFailure
 from ._native import Decision, HttpLimiter, HttpVerdict, ManualClock, RedisError
 from ._waiting import Acquire, _Queues, acquire_async, wait_blocking
 from .limit import Limit
 
 __all__ = [
     "Acquire",
+    "BackendFailure",
     "Decision",
     "HttpLimiter",
     "HttpVerdict",

@@ -41,7 +41,8 @@ class Decision:
         """How many more single requests would be allowed right now."""
     @property
     def retry_after(self) -> Optional[float]:
-        """Denied: seconds until the same request would be allowed. Allowed: None."""
+        """Denied: seconds until the same request would be allowed (1.0 for a full
+        table's denial). Allowed: None."""
     @property
     def reset_after(self) -> float:
         """Seconds until the state is fully replenished (0.0 when it already is)."""
@@ -247,6 +248,9 @@ class HttpLimiter:
         limit held a state for it."""
     def areset(self, key: str) -> Coroutine[Any, Any, bool]:
         """`reset`, awaitable."""
+    @property
+    def on_backend_error(self) -> Literal["allow", "deny", "local"]:
+        """What requests get while Redis cannot decide, as the library read the option."""
     @property
     def remote(self) -> bool:
         """True when the limits live on Redis."""

@@ -10,7 +10,7 @@ import re
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._common import Body, Outage, build, check_callable
+from ._common import Body, BackendFailureHook, Outage, build, check_callable
 from ._native import HttpLimiter
 
 Quota = Union[str, Sequence[str]]
@@ -29,7 +29,8 @@ class RouteLimit:
                  redis: Optional[str], redis_cluster: bool, on_backend_error: str,
                  trusted_proxies: Any, ipv6_prefix: int, forwarded_headers: str,
                  headers: Union[str, bool, None], body: Body,
-                 max_keys: Optional[int] = None) -> None:
+                 max_keys: Optional[int] = None,
+                 on_backend_failure: Optional[BackendFailureHook] = None) -> None:
         self.on_backend_error = on_backend_error
 
         def limit(limit_name: str, chosen: Any) -> Dict[str, Any]:
@@ -58,7 +59,7 @@ class RouteLimit:
             forwarded_headers=forwarded_headers, redis=redis, redis_cluster=redis_cluster,
             on_backend_error=on_backend_error, headers=headers, body=body, max_keys=max_keys)
         self.remote = redis is not None
-        self.outage = Outage(self.limiter, on_backend_error)
+        self.outage = Outage(self.limiter, on_backend_failure)
 
     def decided(self) -> None:
         """After a decision on Redis: warns while it cannot decide."""

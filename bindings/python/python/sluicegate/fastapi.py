@@ -26,7 +26,7 @@ from typing import (Any, Awaitable, Callable, Iterable, Optional, Protocol, Sequ
 
 from fastapi import HTTPException, Request, Response
 
-from ._common import Body, rewrite
+from ._common import BackendFailureHook, Body, rewrite
 from ._native import HttpVerdict
 from ._route import Quota, QuotaFunction, RouteLimit, RouteLimits, check_functions
 
@@ -221,6 +221,7 @@ def limit(
     redis_cluster: bool = False,
     on_backend_error: str = "allow",
     max_keys: Optional[int] = None,
+    on_backend_failure: Optional[BackendFailureHook] = None,
 ) -> RateLimitDependency:
     """A dependency limiting the routes it is added to: `Depends(limit("5/minute"))`.
 
@@ -246,7 +247,8 @@ def limit(
                           quotas=quotas, redis=redis, redis_cluster=redis_cluster,
                           on_backend_error=on_backend_error, trusted_proxies=trusted_proxies,
                           ipv6_prefix=ipv6_prefix, forwarded_headers=forwarded_headers,
-                          headers=headers, body=body, max_keys=max_keys)
+                          headers=headers, body=body, max_keys=max_keys,
+                          on_backend_failure=on_backend_failure)
 
     return cast(RateLimitDependency,
                 _Dependency(RouteLimits(make, name, "route"), exempt, on_breach, body,

@@ -26,7 +26,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol,
 
 import flask
 
-from ._common import Body, rewrite
+from ._common import BackendFailureHook, Body, rewrite
 from ._native import HttpVerdict
 from ._route import Quota, QuotaFunction, RouteLimit, RouteLimits, check_functions
 
@@ -112,6 +112,7 @@ def limit(
     redis_cluster: bool = False,
     on_backend_error: str = "allow",
     max_keys: Optional[int] = None,
+    on_backend_failure: Optional[BackendFailureHook] = None,
 ) -> ViewLimit:
     """A decorator limiting a view; the options are `sluicegate.fastapi.limit`'s, with
     Flask's `Request` given to key functions, `quota` functions, `exempt` and `on_breach`.
@@ -126,7 +127,8 @@ def limit(
                           quotas=quotas, redis=redis, redis_cluster=redis_cluster,
                           on_backend_error=on_backend_error, trusted_proxies=trusted_proxies,
                           ipv6_prefix=ipv6_prefix, forwarded_headers=forwarded_headers,
-                          headers=headers, body=body, max_keys=max_keys)
+                          headers=headers, body=body, max_keys=max_keys,
+                          on_backend_failure=on_backend_failure)
 
     limits = RouteLimits(make, name, "view")
 
