@@ -112,10 +112,24 @@ def test_fastapi_an_app_wide_dependency_counts_each_route_on_its_own() -> None:
         return "v1"
 
     app.include_router(router)
+    # One router included twice, and an app mounted: each route by the path it is reached by.
+    app.include_router(router, prefix="/admin")
+    sub = FastAPI(dependencies=[Depends(fastapi_limit("1/minute"))])
+
+    @sub.get("/files/{rest:path}")
+    async def files(rest: str) -> str:
+        return rest
+
+    app.mount("/sub", sub)
     with TestClient(app, client=CLIENT) as client:
-        assert statuses(client, ["GET /a", "GET /v1/a", "GET /a", "GET /v1/a"]) == [
-            200, 200, 429, 429]
+        assert statuses(client, ["GET /a", "GET /v1/a", "GET /admin/v1/a", "GET /a",
+                                 "GET /v1/a", "GET /admin/v1/a"]) == [200] * 3 + [429] * 3
         assert client.get("/v1/a").headers["RateLimit-Policy"] == '"GET /v1/a";q=1;w=60'
+        assert client.get("/admin/v1/a").headers["RateLimit-Policy"] == (
+            '"GET /admin/v1/a";q=1;w=60')
+        assert statuses(client, ["GET /sub/files/a/b", "GET /sub/files/c"]) == [200, 429]
+        assert client.get("/sub/files/d").headers["RateLimit-Policy"] == (
+            '"GET /sub/files/:rest";q=1;w=60')
 
 
 def test_fastapi_reset_reaches_every_route_of_an_unnamed_limit() -> None:
