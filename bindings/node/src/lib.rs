@@ -17,6 +17,7 @@ mod clock;
 mod errors;
 mod group;
 mod handle;
+mod http_build;
 mod http_limiter;
 mod http_refund;
 mod key;
