@@ -194,28 +194,60 @@ impl Subject<String> for MapFloor {
 
 /// The floor for `u64` keys: a load and a CAS of one word per key, at `fastrange(key)` (the
 /// keys are random words already) in 16-byte slots, as many as a dense table of sluicegate's
-/// holds for the keys at 68% load.
-struct CasFloor(Box<[[AtomicU64; 2]]>);
+/// holds for the keys at 68% load, on huge pages as sluicegate's large arrays are (2 MiB
+/// aligned, `MADV_HUGEPAGE`), so that neither pays TLB misses the other does not.
+struct CasFloor {
+    slots: *mut [AtomicU64; 2],
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+impl CasFloor {
+    fn slots(&self) -> &[[AtomicU64; 2]] {
+        // SAFETY: `len` zeroed (so valid) slots live at `slots` until drop.
+        unsafe { std::slice::from_raw_parts(self.slots, self.len) }
+    }
+}
 
 impl Subject<u64> for CasFloor {
     fn build(n: usize) -> Self {
-        let slots = (n * 100).div_ceil(68).max(1);
-        CasFloor(
-            (0..slots)
-                .map(|_| [AtomicU64::new(1), AtomicU64::new(0)])
-                .collect(),
-        )
+        let len = (n * 100).div_ceil(68).max(1);
+        let layout = std::alloc::Layout::from_size_align(len * 16, 2 << 20).unwrap();
+        // SAFETY: a non-zero size.
+        let slots = unsafe { std::alloc::alloc(layout) };
+        assert!(!slots.is_null(), "the floor's slots");
+        // Advised before the first touch, as sluicegate's arrays are.
+        #[cfg(target_os = "linux")]
+        // SAFETY: the range is our allocation; the advice only changes how it is backed.
+        unsafe {
+            libc::madvise(slots.cast(), layout.size(), libc::MADV_HUGEPAGE)
+        };
+        // SAFETY: the allocation's bytes; zero words are valid `AtomicU64`s.
+        unsafe { std::ptr::write_bytes(slots, 0, layout.size()) };
+        CasFloor {
+            slots: slots.cast(),
+            len,
+            layout,
+        }
     }
     fn insert(&self, _: &u64) -> Option<bool> {
         None
     }
     #[inline]
     fn check(&self, key: &u64) -> bool {
-        let index = ((u128::from(*key) * self.0.len() as u128) >> 64) as usize;
-        let word = &self.0[index][0];
+        let slots = self.slots();
+        let index = ((u128::from(*key) * slots.len() as u128) >> 64) as usize;
+        let word = &slots[index][0];
         let current = word.load(Ordering::Acquire);
         word.compare_exchange(current, current + 1, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
+    }
+}
+
+impl Drop for CasFloor {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `build` with this layout.
+        unsafe { std::alloc::dealloc(self.slots.cast(), self.layout) };
     }
 }
 
