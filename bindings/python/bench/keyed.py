@@ -101,7 +101,7 @@ def random_keys(rng: random.Random, count: int, length: int) -> list[str]:
 def run(key_count: int, rounds: int, calls: int, length: int) -> None:
     rng = random.Random(key_count * 100 + length)
     keys = random_keys(rng, key_count, length)
-    print(f"\n## {key_count:,} random keys of {length} characters")
+    print(f"\n**{key_count:,} random keys of {length} characters**")
     players = contenders()
     first_sight = rng.sample(keys, len(keys))
     inserted = {p.name: [p.calls_per_second(first_sight)] for p in players}
