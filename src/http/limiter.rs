@@ -156,9 +156,11 @@ impl RequestLimiter {
                 }
             };
             return match decided {
-                Some(result) => {
-                    Deciding::Now(settings.verdict(decide::single(result, on_error), &[]))
-                }
+                Some(result) => Deciding::Now(settings.verdict(
+                    decide::single(result, on_error),
+                    std::slice::from_ref(&key),
+                    &[],
+                )),
                 None => self.later(Extracted {
                     keys: vec![key],
                     costs: vec![cost],
@@ -188,7 +190,7 @@ impl RequestLimiter {
                 decide::failed(None, error, on_error)
             }
         };
-        Deciding::Now(settings.verdict(outcome, &extracted.tiers))
+        Deciding::Now(settings.verdict(outcome, &extracted.keys, &extracted.tiers))
     }
 
     /// Decides in a boxed future: a remote backend's round trip.
@@ -198,7 +200,7 @@ impl RequestLimiter {
             let on_error = settings.on_backend_error;
             let Extracted { keys, costs, tiers } = extracted;
             let outcome = decide_later(&settings, &keys, &costs, &tiers, on_error).await;
-            settings.verdict(outcome, &tiers)
+            settings.verdict(outcome, &keys, &tiers)
         })))
     }
 }

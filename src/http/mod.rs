@@ -109,6 +109,7 @@ mod builder;
 #[cfg(feature = "tokio")]
 pub mod client;
 mod decide;
+mod draft8;
 mod error;
 mod foreign;
 pub mod front_end;

@@ -136,7 +136,7 @@ impl RequestLimiter {
                 );
                 let outcome = decide::failed(None, error, settings.on_backend_error);
                 Reserving::Now(Reserved {
-                    verdict: settings.verdict(outcome, &[]),
+                    verdict: settings.verdict(outcome, &[], &[]),
                     refund: None,
                 })
             }
@@ -167,7 +167,7 @@ async fn reserve(settings: &Arc<Settings>, extracted: Extracted) -> Reserved {
             decide::all_reserving(&backends, &keys, &costs, on_error, &mut kept).await
         }
     };
-    let verdict = settings.verdict(outcome, &tiers);
+    let verdict = settings.verdict(outcome, &keys, &tiers);
     let refund = if verdict.passes() {
         // A cost of 0, or a backend that cannot undo, leaves nothing to give back.
         let tier_of = |limit: usize| tiers.get(limit).copied().unwrap_or(0);

@@ -12,6 +12,7 @@ use super::rejection::Rejection;
 use super::respond::Responder;
 use super::verdict::Verdict;
 use crate::backend::{Backend, Call, Op};
+use crate::quota::Quota;
 use bytes::Bytes;
 use http::header::{HeaderValue, ACCESS_CONTROL_REQUEST_METHOD};
 use http::request::Parts;
@@ -115,7 +116,7 @@ impl Settings {
                         limit: &slot.chooser.limit,
                         error: &error,
                     };
-                    return Err(self.response(&rejection, self.no_report(None)));
+                    return Err(self.response(&rejection, self.no_report(None, &[])));
                 }
             }
         }
@@ -144,7 +145,7 @@ impl Settings {
             limit: self.base_name(limit),
             error: &error,
         };
-        Err(self.response(&rejection, self.no_report(None)))
+        Err(self.response(&rejection, self.no_report(None, &[])))
     }
 
     /// The first slot whose cost its backend can never admit, once open tiers are made:
@@ -189,7 +190,7 @@ impl Settings {
                 limit: self.base_name(limit),
                 error: &error,
             };
-            return Err(self.response(&rejection, self.no_report(None)));
+            return Err(self.response(&rejection, self.no_report(None, &[])));
         }
         let cost = spec.cost.of(request);
         // An open tier not made yet admits what its quota will: checked once it is.
@@ -203,7 +204,7 @@ impl Settings {
                 cost,
                 capacity: beyond.capacity(),
             };
-            return Err(self.response(&rejection, self.no_report(None)));
+            return Err(self.response(&rejection, self.no_report(None, &[])));
         }
         Ok((key, cost))
     }
@@ -289,15 +290,16 @@ impl Settings {
             .map_or(spec.name.as_str(), |slot| slot.chooser.limit.as_str())
     }
 
-    /// What `outcome` tells the front end, for a request of `tiers`.
+    /// What `outcome` tells the front end, for a request of `tiers` whose key on slot `i` is
+    /// `keys[i]` (empty when the keys were not found).
     #[inline]
-    pub(crate) fn verdict(&self, outcome: Outcome, tiers: &[usize]) -> Verdict {
+    pub(crate) fn verdict(&self, outcome: Outcome, keys: &[KeyBuf], tiers: &[usize]) -> Verdict {
         let tier_of = |i: usize| tiers.get(i).copied().unwrap_or(0);
         match outcome {
             Outcome::Admit { report, wait } => {
                 let report = report.map(|r| self.with_tier(r, tiers));
                 Verdict::Pass {
-                    headers: self.headers(report.as_ref(), None, tiers),
+                    headers: self.headers(report.as_ref(), None, keys, tiers),
                     wait,
                 }
             }
@@ -311,7 +313,7 @@ impl Settings {
                     violated: &names,
                     retry_after: report.reset,
                 };
-                let headers = self.headers(Some(&report), Some(report.reset), tiers);
+                let headers = self.headers(Some(&report), Some(report.reset), keys, tiers);
                 self.refuse(&rejection, headers)
             }
             Outcome::TooCostly {
@@ -324,21 +326,21 @@ impl Settings {
                     cost,
                     capacity,
                 };
-                self.refuse(&rejection, self.no_report(None))
+                self.refuse(&rejection, self.no_report(None, &[]))
             }
             Outcome::TableFull { limit } => {
                 let rejection = Rejection::TableFull {
                     limit: self.name(limit, tier_of(limit)),
                 };
                 let retry = crate::decision::TABLE_FULL_RETRY_AFTER.as_secs();
-                self.refuse(&rejection, self.no_report(Some(retry)))
+                self.refuse(&rejection, self.no_report(Some(retry), keys))
             }
             Outcome::Failed { limit, error } => {
                 let rejection = Rejection::BackendFailed {
                     limit: limit.map(|i| self.name(i, tier_of(i))),
                     error: &error,
                 };
-                self.refuse(&rejection, self.no_report(Some(1)))
+                self.refuse(&rejection, self.no_report(Some(1), keys))
             }
         }
     }
@@ -351,12 +353,14 @@ impl Settings {
         report
     }
 
-    /// The headers for a response reporting `report`, with `retry_after` seconds.
+    /// The headers for a response reporting `report`, with `retry_after` seconds, to a
+    /// request of `keys` and `tiers`.
     #[inline]
     fn headers(
         &self,
         report: Option<&Report>,
         retry_after: Option<u64>,
+        keys: &[KeyBuf],
         tiers: &[usize],
     ) -> RateLimitHeaders {
         if self.tiered {
@@ -364,15 +368,16 @@ impl Settings {
                 settings: self,
                 tiers,
             };
-            RateLimitHeaders::for_report(&self.form, &chosen, report, retry_after)
+            RateLimitHeaders::for_report(&self.form, &chosen, report, retry_after, keys)
         } else {
-            RateLimitHeaders::for_report(&self.form, self, report, retry_after)
+            RateLimitHeaders::for_report(&self.form, self, report, retry_after, keys)
         }
     }
 
-    /// The headers of a response that reports no limit: only `retry_after`.
-    fn no_report(&self, retry_after: Option<u64>) -> RateLimitHeaders {
-        RateLimitHeaders::for_report(&self.form, self, None, retry_after)
+    /// The headers of a response that reports no limit, to a request of `keys`: the policy
+    /// and `retry_after`.
+    fn no_report(&self, retry_after: Option<u64>, keys: &[KeyBuf]) -> RateLimitHeaders {
+        RateLimitHeaders::for_report(&self.form, self, None, retry_after, keys)
     }
 
     /// Refuses with the response to `rejection`.
@@ -405,6 +410,12 @@ impl Described for Settings {
 
     fn window_policy(&self, limit: usize) -> Option<HeaderValue> {
         self.limit_policies.get(limit).cloned().flatten()
+    }
+
+    fn each_limit(&self, each: &mut dyn FnMut(usize, &str, Quota)) {
+        for (i, limit) in self.limits.iter().enumerate() {
+            each(i, &self.sf_names[i], limit.backend.quota());
+        }
     }
 }
 
@@ -450,6 +461,14 @@ impl Described for Chosen<'_> {
                 .window_policy
                 .clone(),
             None => self.settings.window_policy(limit),
+        }
+    }
+
+    fn each_limit(&self, each: &mut dyn FnMut(usize, &str, Quota)) {
+        for i in 0..self.settings.limits.len() {
+            if let Some(backend) = self.settings.backend(i, self.tier(i)) {
+                each(i, self.sf_name(i), backend.quota());
+            }
         }
     }
 }
