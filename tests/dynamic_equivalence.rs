@@ -242,6 +242,9 @@ enum Built {
     Refused,
 }
 
+/// One comparison of a case on one algorithm: (kind, quota, trace, ops, keys).
+type Agrees = fn(AlgorithmKind, &Quota, &[Step], &[Op3], &[u8]) -> Result<Built, TestCaseError>;
+
 /// Cases per test: each runs all six algorithms.
 const CASES: u32 = 150;
 
@@ -250,7 +253,7 @@ const CASES: u32 = 150;
 /// are counted (the random quotas include some the token bucket cannot represent, and none
 /// that the other algorithms refuse).
 fn run_for_each_algorithm(
-    agrees: fn(AlgorithmKind, &Quota, &[Step], &[Op3], &[u8]) -> Result<Built, TestCaseError>,
+    agrees: Agrees,
 ) {
     let refused: [AtomicU32; 6] = Default::default();
     let config = ProptestConfig {

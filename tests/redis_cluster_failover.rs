@@ -263,6 +263,7 @@ async fn a_slot_moved_under_load_loses_no_state_and_admits_exactly_each_quota() 
             .copied()
             .unwrap_or(0)
     };
+    assert!(decided(BEFORE) > 0 && decided(MIGRATING) > 0);
     assert!(
         decided(ASKING) > 0,
         "no call followed ASK: {:?}",
