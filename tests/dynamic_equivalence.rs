@@ -252,9 +252,7 @@ const CASES: u32 = 150;
 /// have been compared on most of them: a case both sides refuse compares nothing, so refusals
 /// are counted (the random quotas include some the token bucket cannot represent, and none
 /// that the other algorithms refuse).
-fn run_for_each_algorithm(
-    agrees: Agrees,
-) {
+fn run_for_each_algorithm(agrees: Agrees) {
     let refused: [AtomicU32; 6] = Default::default();
     let config = ProptestConfig {
         source_file: Some(file!()),
