@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, every feature on: unit, property, integration and doc tests of the
 # library and of sluicegate-server (release, so the property tests run their full case counts
-# quickly), the loom model checks, then the Node.js and Python packages, each built into this
-# same target/ and tested by its own script (which installs Node and npm, or makes a Python
-# virtualenv under target/, when missing).
+# quickly), the core without features and two feature subsets in the dev profile
+# (scripts/test-features.sh), the loom model checks, then the Node.js and Python packages,
+# each built into this same target/ and tested by its own script (which installs Node and
+# npm, or makes a Python virtualenv under target/, when missing).
 # The Redis tests start their own redis-server (Debian's package redis-server); it is
 # installed here if it is missing and apt-get can be used.
 set -euo pipefail
@@ -21,6 +22,10 @@ fi
 bash server/scripts/install-envoy.sh
 
 cargo test --workspace --release --all-features
+
+# The core with no feature in the dev profile (debug assertions, overflow checks), and the
+# http-without-redis and redis-without-http builds: about 4 CPU-minutes, in target/debug.
+bash scripts/test-features.sh
 
 # The models need `--cfg loom` for every crate, so they build in their own target directory
 # (otherwise each switch would rebuild everything). Two preemptions keep the run in minutes.

@@ -60,7 +60,7 @@ impl Limits {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(harness::cases(200))]
 
     #[test]
     fn all_of_decides_exactly_as_composite(steps in steps()) {

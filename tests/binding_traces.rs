@@ -3,8 +3,17 @@
 //! to show that they answer exactly as Rust does.
 //!
 //! This test recomputes every answer and requires the file to hold exactly those, so the file
-//! can never drift from the engine. After a deliberate change to an algorithm, rewrite it with
-//! `SLUICEGATE_BLESS=1 cargo test --release --test binding_traces` and review the diff.
+//! can never drift from the engine; and it replays every trace through its textbook model
+//! (`tests/reference`, named in the trace's `reference` with the tolerance it is held to:
+//! `traces/models.rs`), so the file's numbers are the models' and not only the engine's. After a
+//! deliberate change to an algorithm, rewrite it with
+//! `SLUICEGATE_BLESS=1 cargo test --release --test binding_traces` (which writes nothing that
+//! a model contradicts) and review the diff.
+
+mod harness;
+#[path = "traces/models.rs"]
+mod models;
+mod reference;
 
 use serde_json::{json, Value};
 use sluicegate::clock::ManualClock;
@@ -128,6 +137,7 @@ fn run(algorithm: AlgorithmKind, quota_text: &str, keyed: bool, seed: u64) -> Va
         "algorithm": algorithm.name(),
         "quota": quota_text,
         "keyed": keyed,
+        "reference": models::describe(algorithm, &quota),
         "steps": out,
     })
 }
@@ -160,7 +170,9 @@ fn all_traces() -> Value {
         "about": "The Rust engine's answers (tests/binding_traces.rs) on fixed traces, replayed \
                   by the Node and Python bindings' tests. A ManualClock starting at 0 is set to \
                   at_us before each step; `hit` records whatever the answer; a cost that can \
-                  never fit is the error \"capacity\" for check and peek.",
+                  never fit is the error \"capacity\" for check and peek. Each trace's \
+                  `reference` names the textbook model (tests/reference) its numbers are \
+                  checked against, and within what tolerance.",
         "traces": traces,
     })
 }
@@ -195,6 +207,15 @@ fn compact(all: &Value) -> String {
 fn the_trace_file_holds_the_engines_answers() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE);
     let computed = all_traces();
+    // Before anything is written or compared: every answer is its model's.
+    for trace in computed["traces"].as_array().unwrap() {
+        if let Err(why) = models::check(trace) {
+            panic!(
+                "the engine's {} trace of {} (keyed: {}) contradicts {}: {why}",
+                trace["algorithm"], trace["quota"], trace["keyed"], trace["reference"]
+            );
+        }
+    }
     if std::env::var_os("SLUICEGATE_BLESS").is_some() {
         let text = compact(&computed);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

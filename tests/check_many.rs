@@ -56,7 +56,7 @@ fn batch_equals_one_by_one<A: Algorithm>(batches: &[(u64, Vec<u64>)]) -> Result<
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(100))]
+    #![proptest_config(harness::cases(100))]
 
     #[test]
     fn batches_decide_as_single_checks(batches in batches()) {

@@ -73,7 +73,7 @@ fn skew_quota() -> impl Strategy<Value = Quota> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(harness::cases(200))]
 
     #[test]
     fn a_clock_stepping_back_never_over_admits(

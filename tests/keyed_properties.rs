@@ -173,7 +173,7 @@ fn assert_keyed_equals_models<A: Algorithm, M: Model>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(120))]
+    #![proptest_config(harness::cases(120))]
 
     #[test]
     fn keyed_gcra_equals_a_map_of_models((q, shards, ops) in case()

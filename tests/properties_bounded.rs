@@ -28,7 +28,7 @@ fn nanos(d: Duration) -> u64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(harness::cases(300))]
 
     /// Documented: the bucket lags an exact one by fewer than `2 / 2^k <= 1` tokens, never
     /// leads it.

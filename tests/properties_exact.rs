@@ -47,7 +47,7 @@ fn clamp_costs(trace: &mut [harness::Step], capacity: u32) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(harness::cases(300))]
 
     #[test]
     fn gcra_equals_textbook_gcra((q, start, mut trace) in case(integral_quota())) {

@@ -128,7 +128,7 @@ fn bounded<A: Algorithm, M: Model>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(harness::cases(300))]
 
     #[test]
     fn fixed_window_carries_its_count_over(case in case(true)) {

@@ -226,12 +226,33 @@ async fn another_process_forgets_its_cached_denial_when_it_hears_the_reset(
     assert!(eventually(SECONDS_5, || here.deny_cache_len() == 0).await);
     assert!(eventually(SECONDS_5, || reset_subscribers(&server, "heard:") == 1).await);
 
-    // The subscription ends with the limiter; without the watch there is none.
+    // The subscription ends with the limiter.
     drop(here);
     assert!(eventually(SECONDS_5, || reset_subscribers(&server, "heard:") == 0).await);
-    let _deaf = connect().reset_watch(false).connect().await?;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(reset_subscribers(&server, "heard:"), 0);
+
+    // Without the watch there is none: a limiter built without it keeps its cached denial
+    // through a reset that a watching limiter, built after it, has heard (a watch would have
+    // subscribed from the first built and heard the same message).
+    let deaf = connect().reset_watch(false).connect().await?;
+    let hearing = connect().connect().await?;
+    assert!(eventually(SECONDS_5, || reset_subscribers(&server, "heard:") == 1).await);
+    assert!(deaf.check("dave").await?.is_allowed());
+    assert!(deaf.check("dave").await?.is_denied());
+    assert!(hearing.check("dave").await?.is_denied());
+    assert_eq!((deaf.deny_cache_len(), hearing.deny_cache_len()), (1, 1));
+    // Reset by yet another process (`there`'s connection died with the restart above).
+    let resetter = connect().deny_cache(false).connect().await?;
+    assert!(resetter.reset("dave").await?);
+    assert!(
+        eventually(SECONDS_5, || hearing.deny_cache_len() == 0).await,
+        "the watching limiter heard the reset"
+    );
+    assert_eq!(deaf.deny_cache_len(), 1, "the deaf limiter heard nothing");
+    assert_eq!(
+        reset_subscribers(&server, "heard:"),
+        1,
+        "only the watching limiter subscribed"
+    );
     Ok(())
 }
 

@@ -340,9 +340,20 @@ fn the_background_thread_publishes_every_interval_until_stopped() {
     wait_for(1);
     limiter.check(&2);
     wait_for(2);
+    assert_eq!(publishing_threads(), 1);
     thread.stop();
+    // Stopped means ended: no thread is left that could publish.
+    assert_eq!(publishing_threads(), 0, "the thread outlived stop()");
     limiter.check(&3);
-    std::thread::sleep(Duration::from_millis(50)); // ten intervals: nothing may publish now
     assert_eq!(recorder.counters()[allowed], 2);
     assert_eq!(limiter.allowed(), 3);
+}
+
+/// Threads of this process named `sluicegate-metrics` (Linux keeps the first 15 bytes).
+fn publishing_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("Linux's /proc")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim_end() == "sluicegate-metr")
+        .count()
 }

@@ -57,7 +57,7 @@ fn setups() -> impl Strategy<Value = [(Quota, AlgorithmKind); 3]> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(harness::cases(200))]
 
     #[test]
     fn each_tier_decides_as_a_separate_limiter(setup in setups(), requests in requests()) {

@@ -1,11 +1,11 @@
 //! Operations on the running server: config reloads (file change, directory change,
-//! SIGHUP; valid and invalid), state kept across reloads, SIGTERM exiting 0.
+//! SIGHUP; valid and invalid), state kept across reloads (shutdown: `shutdown.rs`).
 
 #[path = "support/service.rs"]
 mod service;
 
 use service::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn config(limit: u32, algorithm: &str) -> String {
     format!(
@@ -23,25 +23,20 @@ fn one_status(entries: &[(&str, &str)]) -> sluicegate_server::proto::RateLimitRe
     request("ops", vec![descriptor(entries)])
 }
 
-/// Polls `check` every 50 ms for up to `within`; true once it holds.
-async fn eventually<F, Fut>(within: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
+/// Longer than any test runs: with it, only a file replaced whole (or `SIGHUP`) can apply.
+const DEBOUNCE_FOR_EVER: &str = "3600000";
+
+/// How long a test waits for a reload (at the next poll, every 500 ms; after the 1 s
+/// debounce; on `SIGHUP`): a real timer in another process, given the slack a loaded
+/// two-core machine needs.
+const RELOADED_WITHIN: Duration = Duration::from_secs(10);
 
 #[tokio::test]
-async fn a_valid_change_applies_within_2_s_and_keeps_state() {
-    let service = Service::start(&config(2, "fixed-window"), &[]);
+async fn a_renamed_change_applies_at_the_next_poll_without_the_debounce_and_keeps_state() {
+    let service = Service::start(
+        &config(2, "fixed-window"),
+        &["--reload-debounce-ms", DEBOUNCE_FOR_EVER],
+    );
     let mut client = service.client().await;
     for _ in 0..2 {
         assert_eq!(
@@ -61,10 +56,10 @@ async fn a_valid_change_applies_within_2_s_and_keeps_state() {
         OVER
     );
 
-    let written = Instant::now();
+    // Replaced whole by a rename: applied at the next poll, the debounce (an hour) skipped.
     service.write("config.yaml", &config(5, "fixed-window"));
     let peek = || one_status(&[("changing", "k")]);
-    let applied = eventually(Duration::from_secs(2), || {
+    let applied = eventually(RELOADED_WITHIN, || {
         let mut client = client.clone();
         async move {
             let mut req = peek();
@@ -80,10 +75,9 @@ async fn a_valid_change_applies_within_2_s_and_keeps_state() {
     .await;
     assert!(
         applied,
-        "the change did not apply within 2 s:\n{}",
+        "the renamed file did not apply at a poll:\n{}",
         service.logs()
     );
-    assert!(written.elapsed() < Duration::from_secs(2));
     // set_quota carried the 2 used: 3 left of 5.
     let r = ask(&mut client, one_status(&[("changing", "k")])).await;
     assert_eq!((r.overall_code, r.statuses[0].limit_remaining), (OK, 2));
@@ -93,7 +87,7 @@ async fn a_valid_change_applies_within_2_s_and_keeps_state() {
 
     // A changed algorithm starts afresh.
     service.write("config.yaml", &config(5, "sliding-log"));
-    let fresh = eventually(Duration::from_secs(2), || {
+    let fresh = eventually(RELOADED_WITHIN, || {
         let mut client = client.clone();
         async move {
             let mut req = one_status(&[("changing", "k")]);
@@ -111,7 +105,7 @@ async fn an_invalid_change_is_refused_counted_and_the_old_config_serves() {
     let mut client = service.client().await;
     ask(&mut client, one_status(&[("changing", "k")])).await;
     service.write("config.yaml", "domain: ops\ndescriptors: [{key: changing, rate_limit: {unit: lunar_cycle, requests_per_unit: 1}}]\n");
-    let refused = eventually(Duration::from_secs(3), || async {
+    let refused = eventually(RELOADED_WITHIN, || async {
         service.metric("ratelimit_service_config_load_total{result=\"failed\"}") == Some(1.0)
     })
     .await;
@@ -130,7 +124,7 @@ async fn an_invalid_change_is_refused_counted_and_the_old_config_serves() {
     );
     // Fixing it applies.
     service.write("config.yaml", &config(4, "gcra"));
-    let fixed = eventually(Duration::from_secs(2), || {
+    let fixed = eventually(RELOADED_WITHIN, || {
         let mut client = client.clone();
         async move {
             let r = ask(&mut client, one_status(&[("steady", "x")])).await;
@@ -170,7 +164,7 @@ async fn a_directory_gains_a_domain_and_sighup_reloads() {
         "domain: b\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 7}}]\n",
     );
     // A new file waits out the debounce (1 s): it may still be being written.
-    let added = eventually(Duration::from_secs(4), || {
+    let added = eventually(RELOADED_WITHIN, || {
         let mut client = client.clone();
         async move {
             let r = ask(&mut client, request("b", vec![descriptor(&[("k", "v")])])).await;
@@ -187,79 +181,12 @@ async fn a_directory_gains_a_domain_and_sighup_reloads() {
     };
     let before = loads();
     service.signal("HUP");
-    let reloaded = eventually(Duration::from_secs(2), || async { loads() == before + 1.0 }).await;
+    let reloaded = eventually(RELOADED_WITHIN, || async { loads() == before + 1.0 }).await;
     assert!(
         reloaded,
         "SIGHUP reloads even an unchanged config:\n{}",
         service.logs()
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_finishes_and_exits_0_with_grpc_on_threads_of_its_own() {
-    sigterm_finishes_and_exits_0(&["--workers", "3"]).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_finishes_and_exits_0_with_everything_on_one_thread() {
-    sigterm_finishes_and_exits_0(&["--workers", "1"]).await;
-}
-
-async fn sigterm_finishes_and_exits_0(flags: &[&str]) {
-    let mut service = Service::start(&config(1000, "gcra"), flags);
-    // Calls in flight while the signal arrives all get an answer or a refused connection,
-    // never a broken one mid-call.
-    let grpc = service.grpc;
-    let callers: Vec<_> = (0..4)
-        .map(|_| {
-            tokio::spawn(async move {
-                let Ok(mut client) = sluicegate_server::proto::rate_limit_service_client::RateLimitServiceClient::connect(
-                    format!("http://127.0.0.1:{grpc}"),
-                )
-                .await
-                else {
-                    return 0;
-                };
-                let mut answered = 0;
-                for _ in 0..200 {
-                    match client.should_rate_limit(one_status(&[("steady", "t")])).await {
-                        Ok(_) => answered += 1,
-                        Err(_) => break,
-                    }
-                }
-                answered
-            })
-        })
-        .collect();
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let status = service.terminate();
-    assert!(
-        status.success(),
-        "exit status {status}:\n{}",
-        service.logs()
-    );
-    let mut answered = 0;
-    for caller in callers {
-        answered += caller.await.unwrap();
-    }
-    assert!(answered > 0, "some calls were answered before the shutdown");
-    assert!(
-        service.logs().contains("shutting down"),
-        "{}",
-        service.logs()
-    );
-    assert!(std::net::TcpStream::connect(("127.0.0.1", service.http)).is_err());
-}
-
-#[test]
-fn a_client_that_keeps_its_connection_open_does_not_hold_the_exit_for_ever() {
-    let mut service = Service::start(&config(10, "gcra"), &["--shutdown-grace", "1"]);
-    // An idle HTTP/1.1 connection that never closes.
-    let _held = std::net::TcpStream::connect(("127.0.0.1", service.http)).unwrap();
-    let started = Instant::now();
-    let status = service.terminate();
-    assert!(status.success(), "{status}");
-    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[tokio::test]
@@ -313,7 +240,7 @@ descriptors:
         file.write_all(changed_tail.as_bytes()).unwrap();
         file.sync_all().unwrap();
     }
-    let applied = eventually(Duration::from_secs(4), || {
+    let applied = eventually(RELOADED_WITHIN, || {
         let mut client = client.clone();
         async move {
             let mut req = one_status(&[("second", "k")]);

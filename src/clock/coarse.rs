@@ -1,13 +1,53 @@
 //! [`CoarseClock`]: one atomic load per read, kept fresh by a shared upkeep thread.
 
+// `pub` items here are reachable only by the loom models (through `cfg(loom)` re-exports).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
+
 use super::epoch::epoch;
 use super::Clock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::state::sync::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The latest TSC reading, in nanoseconds since the shared epoch, published by the upkeep thread.
-static RECENT: AtomicU64 = AtomicU64::new(0);
+#[cfg(not(loom))]
+static RECENT: Recent = Recent::new();
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref RECENT: Recent = Recent::new();
+}
+
+/// The published reading: one writer (the upkeep thread) publishing with `fetch_max`, any
+/// number of readers each with one relaxed load. Its atomic comes through the sync shim, so
+/// the loom models check that readings never go back, even when the TSC does.
+#[derive(Debug, Default)]
+#[doc(hidden)]
+pub struct Recent(AtomicU64);
+
+impl Recent {
+    /// Nothing published yet: 0.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Recent(AtomicU64::new(0))
+    }
+
+    /// Nothing published yet: 0.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Recent(AtomicU64::new(0))
+    }
+
+    /// Publishes `reading`, unless a later one is out already.
+    pub fn publish(&self, reading: u64) {
+        self.0.fetch_max(reading, Ordering::Relaxed);
+    }
+
+    /// The latest reading published.
+    #[inline]
+    pub fn read(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
 
 /// The interval the upkeep thread runs at, or why it could not be started.
 static UPKEEP: OnceLock<Result<Duration, String>> = OnceLock::new();
@@ -97,7 +137,7 @@ impl Default for CoarseClock {
 impl Clock for CoarseClock {
     #[inline]
     fn now(&self) -> u64 {
-        RECENT.load(Ordering::Relaxed)
+        RECENT.read()
     }
 
     fn unix_offset(&self) -> u64 {
@@ -109,13 +149,13 @@ impl Clock for CoarseClock {
 /// thread that keeps publishing.
 fn start_upkeep(interval: Duration) -> Result<Duration, String> {
     let epoch = epoch();
-    RECENT.store(epoch.elapsed_nanos(), Ordering::Relaxed);
+    RECENT.publish(epoch.elapsed_nanos());
     std::thread::Builder::new()
         .name("sluicegate-clock".into())
         .spawn(move || loop {
             std::thread::sleep(interval);
             // The only writer: `fetch_max` keeps readings monotonic even if the TSC is not.
-            RECENT.fetch_max(epoch.elapsed_nanos(), Ordering::Relaxed);
+            RECENT.publish(epoch.elapsed_nanos());
         })
         .map(|_| interval)
         .map_err(|error| format!("sluicegate: cannot start the CoarseClock upkeep thread: {error}"))

@@ -26,6 +26,11 @@ pub use coarse::CoarseClock;
 pub use manual::ManualClock;
 pub use tsc::TscClock;
 
+/// `CoarseClock`'s published reading, for the loom models (`loom-tests/`) only.
+#[cfg(loom)]
+#[doc(hidden)]
+pub use coarse::Recent as CoarseReading;
+
 /// A source of time for limiters.
 ///
 /// `now` must be cheap: it is called once per check. Readings should not decrease, but a

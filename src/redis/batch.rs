@@ -30,13 +30,14 @@
 use super::error::{classify, RedisError};
 use super::group::{Call, Group};
 use super::keys::hash_slot;
+use super::lanes::{Enqueued, HandOver, Lanes, Limits, Waiting};
 use super::link::{failing_key, Link};
 use super::reply::{self, Answers};
 use redis::cluster_routing::Slot;
 use redis::Value;
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -50,42 +51,61 @@ const MAX_IN_FLIGHT: u32 = 4;
 /// Each member's numbers, or why the call failed.
 type Answer = Result<Answers, RedisError>;
 
-/// A queued call, where its answer goes, and when its caller's timeout ends.
+/// A queued call, where its answer goes, and when its caller's timeout (`after`) ends.
 struct Queued {
     group: Group,
     reply: oneshot::Sender<Answer>,
     deadline: Instant,
+    after: Duration,
 }
 
-/// One node's (or slot's) calls.
-#[derive(Default)]
-struct Lane {
-    in_flight: u32,
-    queue: VecDeque<Queued>,
-    bytes: usize,
-    /// The number of the watchdog failing this queue's calls whose time is up, if one runs.
-    watchdog: Option<u64>,
+impl Waiting for Queued {
+    type Time = Instant;
+
+    fn size(&self) -> usize {
+        self.group.size()
+    }
+
+    fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    fn is_abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
+
+    fn time_out(self) {
+        let _ = self
+            .reply
+            .send(Err(RedisError::Timeout { after: self.after }));
+    }
 }
 
-/// The lanes of one link, and counts of what they sent.
-#[derive(Default)]
+/// The lanes of one link (`None` for a standalone Redis, else the slot), and counts of what
+/// they sent.
 struct Batcher {
-    /// `None` for a standalone Redis, else the slot.
-    lanes: Mutex<HashMap<Option<Slot>, Lane>>,
+    lanes: Lanes<Option<Slot>, Queued>,
     batches: AtomicU64,
     largest: AtomicU64,
-    /// Numbers the watchdogs, so that one that outlived its lane's queue knows to stop.
-    watchdogs: AtomicU64,
+}
+
+impl Default for Batcher {
+    fn default() -> Self {
+        Batcher {
+            lanes: Lanes::new(Limits {
+                max_groups: MAX_GROUPS,
+                max_bytes: MAX_BYTES,
+                max_in_flight: MAX_IN_FLIGHT,
+            }),
+            batches: AtomicU64::new(0),
+            largest: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Batcher {
     fn stats(&self) -> (u64, u64) {
         (self.batches.load(Relaxed), self.largest.load(Relaxed))
-    }
-
-    fn lanes(&self) -> MutexGuard<'_, HashMap<Option<Slot>, Lane>> {
-        // The lock guards plain bookkeeping that no panic leaves half-done.
-        self.lanes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -202,123 +222,58 @@ impl Sender {
     /// more in flight) and returns where its answer will come; on an idle lane, marks the
     /// lane busy and hands `group` back to go alone.
     fn enqueue(self: &Arc<Self>, lane: Option<Slot>, group: Group) -> Route {
-        let mut lanes = self.batcher.lanes();
-        let entry = lanes.entry(lane).or_default();
-        if entry.in_flight == 0 {
-            entry.in_flight = 1;
-            return Route::Alone(group);
-        }
-        // Read under the lock, so that deadlines grow along the queue.
-        let deadline = Instant::now() + self.link.timeout();
-        let (reply, answer) = oneshot::channel();
-        entry.bytes += group.size();
-        entry.queue.push_back(Queued {
-            group,
-            reply,
-            deadline,
+        let after = self.link.timeout();
+        let enqueued = self.batcher.lanes.enqueue(lane, group, |group| {
+            // Read under the lock, so that deadlines grow along the queue.
+            let deadline = Instant::now() + after;
+            let (reply, answer) = oneshot::channel();
+            let queued = Queued {
+                group,
+                reply,
+                deadline,
+                after,
+            };
+            (queued, (answer, deadline))
         });
-        let watchdog = entry.watchdog.is_none().then(|| {
-            let number = self.batcher.watchdogs.fetch_add(1, Relaxed);
-            entry.watchdog = Some(number);
-            number
-        });
-        let full = entry.queue.len() >= MAX_GROUPS || entry.bytes >= MAX_BYTES;
-        let flush_now = full && entry.in_flight < MAX_IN_FLIGHT;
-        if flush_now {
-            entry.in_flight += 1;
+        match enqueued {
+            Enqueued::Alone(group) => Route::Alone(group),
+            Enqueued::Queued {
+                answer: (answer, deadline),
+                watchdog,
+                flush: flush_now,
+            } => {
+                if let Some(number) = watchdog {
+                    tokio::spawn(watch(Arc::clone(self), lane, number, deadline));
+                }
+                if flush_now {
+                    tokio::spawn(flush(Arc::clone(self), lane));
+                }
+                Route::Queued(answer)
+            }
         }
-        drop(lanes);
-        if let Some(number) = watchdog {
-            tokio::spawn(watch(Arc::clone(self), lane, number, deadline));
-        }
-        if flush_now {
-            tokio::spawn(flush(Arc::clone(self), lane));
-        }
-        Route::Queued(answer)
     }
 
     /// Fails the calls at the front of `lane`'s queue whose time is up, and returns the
     /// deadline of the next one; `None` when the queue is empty (the watchdog then stops) or
     /// another watchdog has taken over.
     fn expire(&self, lane: Option<Slot>, number: u64) -> Option<Instant> {
-        let mut lanes = self.batcher.lanes();
-        let entry = lanes.get_mut(&lane)?;
-        if entry.watchdog != Some(number) {
-            return None;
-        }
-        let now = Instant::now();
-        // Deadlines grow along the queue (`enqueue`).
-        while entry.queue.front().is_some_and(|next| next.deadline <= now) {
-            let late = entry.queue.pop_front().expect("a front");
-            entry.bytes -= late.group.size();
-            let _ = late.reply.send(self.timed_out());
-        }
-        let next = entry.queue.front().map(|next| next.deadline);
-        if next.is_none() {
-            entry.watchdog = None;
-        }
-        next
+        self.batcher.lanes.expire(lane, number, Instant::now())
     }
 
     /// A call on `lane` returned: what queued meanwhile goes next, from a task of its own so
     /// that the returning caller is not held; with nothing queued the lane is idle again.
+    /// Dropped outside any runtime, nothing can send them: their callers see the channel close.
     fn hand_over(self: &Arc<Self>, lane: Option<Slot>) {
-        let mut lanes = self.batcher.lanes();
-        let Some(entry) = lanes.get_mut(&lane) else {
-            return;
-        };
-        if entry.queue.is_empty() {
-            release(&mut lanes, lane);
-            return;
-        }
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                drop(lanes);
-                runtime.spawn(flush(Arc::clone(self), lane));
-            }
-            // Dropped outside any runtime: nothing can send them; their callers see the
-            // channel close.
-            Err(_) => {
-                entry.queue.clear();
-                entry.bytes = 0;
-                entry.watchdog = None;
-                release(&mut lanes, lane);
-            }
+        let runtime = || tokio::runtime::Handle::try_current().ok();
+        if let HandOver::Flush(runtime) = self.batcher.lanes.hand_over(lane, runtime) {
+            runtime.spawn(flush(Arc::clone(self), lane));
         }
     }
 
     /// Up to a batch of the calls queued on `lane` (those still awaited, in time), oldest first;
     /// none when the queue is empty, and the lane's flight then ends.
     fn take(&self, lane: Option<Slot>) -> Vec<Queued> {
-        let mut lanes = self.batcher.lanes();
-        let Some(entry) = lanes.get_mut(&lane) else {
-            return Vec::new();
-        };
-        let mut batch = Vec::with_capacity(entry.queue.len().min(MAX_GROUPS));
-        let mut bytes = 0;
-        let now = Instant::now();
-        while batch.len() < MAX_GROUPS {
-            let Some(next) = entry.queue.front() else {
-                break;
-            };
-            let size = next.group.size();
-            if !batch.is_empty() && bytes + size > MAX_BYTES {
-                break;
-            }
-            let next = entry.queue.pop_front().expect("a front");
-            entry.bytes -= size;
-            // A call whose caller left or whose time is up is not decided.
-            if next.deadline <= now {
-                let _ = next.reply.send(self.timed_out());
-            } else if !next.reply.is_closed() {
-                bytes += size;
-                batch.push(next);
-            }
-        }
-        if batch.is_empty() {
-            release(&mut lanes, lane);
-        }
-        batch
+        self.batcher.lanes.take(lane, Instant::now())
     }
 
     /// Sends `batch` and answers each call in it by that call's deadline.
@@ -402,16 +357,6 @@ impl Sender {
     }
 }
 
-/// Ends one flight on `lane`; an idle lane is forgotten (a cluster has many slots).
-fn release(lanes: &mut HashMap<Option<Slot>, Lane>, lane: Option<Slot>) {
-    if let Some(entry) = lanes.get_mut(&lane) {
-        entry.in_flight -= 1;
-        if entry.in_flight == 0 && entry.queue.is_empty() {
-            lanes.remove(&lane);
-        }
-    }
-}
-
 /// Fails `lane`'s queued calls as their time ends, until its queue is empty.
 async fn watch(sender: Arc<Sender>, lane: Option<Slot>, number: u64, first: Instant) {
     let mut next = first;
@@ -457,8 +402,9 @@ mod tests {
     }
 
     /// A call queued behind a flight that never ends (nothing is sent here) still gets its
-    /// timeout at its deadline, from the lane's watchdog, and leaves the queue.
-    #[tokio::test]
+    /// timeout at its deadline, from the lane's watchdog, and leaves the queue. On tokio's
+    /// paused clock, so the deadlines are met to the nanosecond however loaded the machine.
+    #[tokio::test(start_paused = true)]
     async fn the_watchdog_times_out_a_call_queued_behind_a_stuck_flight() {
         const TIMEOUT: Duration = Duration::from_millis(60);
         let endpoint = Endpoint {
@@ -490,14 +436,14 @@ mod tests {
             );
         }
         timed_out(first).await;
-        let took = started.elapsed();
-        assert!(took >= TIMEOUT && took < TIMEOUT * 2, "after {took:?}");
+        assert_eq!(started.elapsed(), TIMEOUT);
         // The second call, queued later, is answered on its own, later deadline.
         timed_out(second).await;
-        assert!(started.elapsed() >= TIMEOUT + TIMEOUT / 2);
-        let lanes = sender.batcher.lanes();
-        let lane = &lanes[&None];
-        assert!(lane.queue.is_empty() && lane.bytes == 0 && lane.watchdog.is_none());
-        assert_eq!(lane.in_flight, 1, "the lone call's flight is still out");
+        assert_eq!(started.elapsed(), TIMEOUT + TIMEOUT / 2);
+        assert_eq!(
+            sender.batcher.lanes.lane(None),
+            Some((1, 0, 0, false)),
+            "the lone call's flight is still out; nothing queued, no watchdog"
+        );
     }
 }

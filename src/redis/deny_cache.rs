@@ -20,11 +20,13 @@
 //! Bounded: a fixed number of entries, spread over shards; a full shard first drops its
 //! expired entries, then an arbitrary one (a dropped entry only costs a round trip).
 
+// `pub` items here are reachable only by the loom models (through `cfg(loom)` re-exports).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
+
+use crate::state::sync::{lock, AtomicUsize, Mutex, Ordering::Relaxed};
 use ahash::RandomState;
 use hashbrown::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
 
 const SHARDS: usize = 16;
 
@@ -42,16 +44,19 @@ struct Entry {
 
 /// A cached denial's numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Cached {
-    pub(crate) retry_us: u64,
-    pub(crate) reset_us: u64,
+pub struct Cached {
+    /// Until the request may be admitted, in microseconds.
+    pub retry_us: u64,
+    /// Until the state is fresh, in microseconds.
+    pub reset_us: u64,
 }
 
 /// One shard: keys and what their denials taught.
 type Shard = Mutex<HashMap<Box<str>, Entry, RandomState>>;
 
-/// The cache.
-pub(crate) struct DenyCache {
+/// The cache (`pub` for the loom models, which reach it through `redis::loom_hooks`; the
+/// module is private otherwise).
+pub struct DenyCache {
     shards: Box<[Shard]>,
     per_shard: usize,
     hasher: RandomState,
@@ -68,16 +73,25 @@ impl fmt::Debug for DenyCache {
     }
 }
 
+/// What spreads keys over the shards: seeded at random, except under loom, whose runs must
+/// repeat exactly (the shard a key lands in decides which lock it takes).
+fn shard_hasher() -> RandomState {
+    #[cfg(loom)]
+    return RandomState::with_seeds(1, 2, 3, 4);
+    #[cfg(not(loom))]
+    RandomState::new()
+}
+
 impl DenyCache {
     /// A cache of at most `capacity` keys (at least one per shard).
-    pub(crate) fn new(capacity: usize) -> DenyCache {
+    pub fn new(capacity: usize) -> DenyCache {
         let per_shard = capacity.div_ceil(SHARDS).max(1);
         DenyCache {
             shards: (0..SHARDS)
                 .map(|_| Mutex::new(HashMap::with_hasher(RandomState::new())))
                 .collect(),
             per_shard,
-            hasher: RandomState::new(),
+            hasher: shard_hasher(),
             len: AtomicUsize::new(0),
         }
     }
@@ -88,11 +102,11 @@ impl DenyCache {
     }
 
     /// The denial of `cost` for `key` at `now`, if the cache knows it exactly.
-    pub(crate) fn lookup(&self, key: &str, cost: u32, now: u64) -> Option<Cached> {
+    pub fn lookup(&self, key: &str, cost: u32, now: u64) -> Option<Cached> {
         if self.len.load(Relaxed) == 0 {
             return None;
         }
-        let mut shard = self.shard(key).lock().unwrap_or_else(|e| e.into_inner());
+        let mut shard = lock(self.shard(key));
         let entry = *shard.get(key)?;
         if now >= entry.one_at {
             // Expired: Redis may admit a single request now.
@@ -117,7 +131,7 @@ impl DenyCache {
     /// Redis denied `cost` for `key`, decided at `at`: a single request waits `retry_one_us`,
     /// the denied one `retry_us`, and the state is fresh in `reset_us`. Nothing is stored
     /// when a single request would be admitted at once.
-    pub(crate) fn record(
+    pub fn record(
         &self,
         key: &str,
         cost: u32,
@@ -136,7 +150,7 @@ impl DenyCache {
             cost_at: at.saturating_add(retry_us),
             reset_at: at.saturating_add(reset_us),
         };
-        let mut shard = self.shard(key).lock().unwrap_or_else(|e| e.into_inner());
+        let mut shard = lock(self.shard(key));
         if let Some(held) = shard.get_mut(key) {
             *held = entry;
             return;
@@ -157,28 +171,36 @@ impl DenyCache {
     }
 
     /// Redis admitted a request for `key`: whatever was cached is stale.
-    pub(crate) fn forget(&self, key: &str) {
+    pub fn forget(&self, key: &str) {
         if self.len.load(Relaxed) == 0 {
             return;
         }
-        let mut shard = self.shard(key).lock().unwrap_or_else(|e| e.into_inner());
+        let mut shard = lock(self.shard(key));
         if shard.remove(key).is_some() {
             self.len.fetch_sub(1, Relaxed);
         }
     }
 
     /// Forgets every key: resets may have been missed (see `reset_watch`).
-    pub(crate) fn clear(&self) {
+    pub fn clear(&self) {
         for shard in self.shards.iter() {
-            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            let mut shard = lock(shard);
             self.len.fetch_sub(shard.len(), Relaxed);
             shard.clear();
         }
     }
 
-    /// Keys held.
-    pub(crate) fn len(&self) -> usize {
+    /// Keys held (a count for the limiter's stats; nothing asks whether it is empty).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
         self.len.load(Relaxed)
+    }
+
+    /// Entries held, counted shard by shard under each lock: what `len` must equal once no
+    /// call is running.
+    #[cfg(any(test, loom))]
+    pub fn held(&self) -> usize {
+        self.shards.iter().map(|shard| lock(shard).len()).sum()
     }
 }
 
@@ -234,7 +256,6 @@ mod tests {
             cache.record(&format!("key{i}"), 1, i, 1_000_000, 1_000_000, 1_000_000);
         }
         assert!(cache.len() <= 32, "{} entries", cache.len());
-        let held: usize = cache.shards.iter().map(|s| s.lock().unwrap().len()).sum();
-        assert_eq!(held, cache.len());
+        assert_eq!(cache.held(), cache.len());
     }
 }

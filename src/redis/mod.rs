@@ -175,6 +175,7 @@ mod group;
 mod health;
 mod inner;
 mod keys;
+mod lanes;
 mod limiter;
 mod link;
 mod params;

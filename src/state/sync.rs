@@ -2,9 +2,9 @@
 //!
 //! Code that loom model-checks reaches them only through this module: std's types in a normal
 //! build, loom's under `RUSTFLAGS="--cfg loom"`, so the exact code that ships is the code the
-//! models explore (the crossbeam-utils `primitive` pattern). Clocks are deliberately *not*
-//! routed through here: time is an input to the models, not part of the interleavings they
-//! explore.
+//! models explore (the crossbeam-utils `primitive` pattern). Time itself is an input to the
+//! models, not part of the interleavings they explore; only `CoarseClock`'s published reading,
+//! an atomic threads share, comes through here.
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};

@@ -17,6 +17,16 @@ pub struct Step {
     pub hit: bool,
 }
 
+/// A proptest config of `cases` cases, or of `PROPTEST_CASES` when that is set (CI's
+/// debug-profile run asks for fewer: `ProptestConfig::with_cases` alone would ignore it).
+pub fn cases(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(cases);
+    ProptestConfig::with_cases(cases)
+}
+
 /// A small random quota: limits and bursts up to 15, periods from 1 µs to 10 s, biased toward
 /// the awkward ones (primes, emission intervals that are not whole nanoseconds).
 pub fn quota() -> impl Strategy<Value = Quota> {

@@ -203,8 +203,8 @@ fn free_port(cluster: bool) -> u16 {
     panic!("no free loopback port found");
 }
 
-/// A local Redis Cluster of masters with no replicas, each node its own `redis-server`,
-/// ready (every slot served, `cluster_state:ok` everywhere) when this returns.
+/// A local Redis Cluster, each node its own `redis-server`, ready (every slot served,
+/// `cluster_state:ok` everywhere, every replica in sync) when it is returned.
 #[derive(Debug)]
 pub struct RedisCluster {
     nodes: Vec<RedisServer>,
@@ -218,8 +218,21 @@ impl RedisCluster {
 
     /// The same, each node started with `extra` arguments too (e.g. `--loadmodule`).
     pub fn start_with(masters: usize, extra: &[&str]) -> RedisCluster {
-        let nodes: Vec<RedisServer> = (0..masters)
-            .map(|_| {
+        Self::start_with_replicas(masters, 0, extra)
+    }
+
+    /// `masters` masters with `replicas` replicas each, every node started with `extra`.
+    pub fn start_with_replicas(masters: usize, replicas: usize, extra: &[&str]) -> RedisCluster {
+        Self::start_nodes(vec![extra; masters * (1 + replicas)], replicas)
+    }
+
+    /// One node per entry of `extras` (each started with its own extra arguments), joined
+    /// with `replicas` replicas per master: `redis-cli --cluster create` makes the first
+    /// `extras.len() / (1 + replicas)` nodes the masters.
+    pub fn start_nodes(extras: Vec<&[&str]>, replicas: usize) -> RedisCluster {
+        let nodes: Vec<RedisServer> = extras
+            .iter()
+            .map(|extra| {
                 let mut args = vec![
                     "--cluster-enabled",
                     "yes",
@@ -236,31 +249,51 @@ impl RedisCluster {
             .iter()
             .map(|node| format!("127.0.0.1:{}", node.port()))
             .collect();
+        let replicas = replicas.to_string();
         let mut args = vec!["--cluster", "create"];
         args.extend(addresses.iter().map(String::as_str));
-        args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
+        args.extend(["--cluster-replicas", &replicas, "--cluster-yes"]);
         let output = cli(nodes[0].port(), &args);
         assert!(
             output.contains("All 16384 slots covered"),
             "redis-cli --cluster create: {output}"
         );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !nodes
-            .iter()
-            .all(|node| node.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-        {
+        let cluster = RedisCluster { nodes };
+        cluster.wait_until_settled(Duration::from_secs(30));
+        cluster
+    }
+
+    /// Waits until every running node says `cluster_state:ok` and every running replica is
+    /// in sync with its master.
+    pub fn wait_until_settled(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        let settled = |node: &RedisServer| {
+            if node.pid().is_none() {
+                return true;
+            }
+            if !node.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok") {
+                return false;
+            }
+            let replication = node.cli(&["INFO", "replication"]);
+            !replication.contains("role:slave") || replication.contains("master_link_status:up")
+        };
+        while !self.nodes.iter().all(settled) {
             assert!(
                 Instant::now() < deadline,
-                "the cluster did not become ready"
+                "the cluster did not settle within {within:?}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        RedisCluster { nodes }
     }
 
     /// The nodes.
     pub fn nodes(&self) -> &[RedisServer] {
         &self.nodes
+    }
+
+    /// The nodes, to kill or restart one.
+    pub fn nodes_mut(&mut self) -> &mut [RedisServer] {
+        &mut self.nodes
     }
 
     /// Every node's URL, comma-separated: the seed list of a cluster limiter.
@@ -270,5 +303,68 @@ impl RedisCluster {
             .map(RedisServer::url)
             .collect::<Vec<_>>()
             .join(",")
+    }
+
+    /// The slot a key (or hash tag) is in.
+    pub fn slot(&self, key: &str) -> u16 {
+        self.nodes[0]
+            .cli(&["CLUSTER", "KEYSLOT", key])
+            .parse()
+            .unwrap()
+    }
+
+    /// The index (in [`nodes`](Self::nodes)) of the node a live node says serves `slot`.
+    pub fn owner(&self, slot: u16) -> usize {
+        let view = self.live_node().cli(&["CLUSTER", "NODES"]);
+        let owner = view
+            .lines()
+            .find(|line| {
+                let fields: Vec<&str> = line.split(' ').collect();
+                fields[2].contains("master")
+                    && !fields[2].contains("fail")
+                    && fields[8..].iter().any(|range| serves(range, slot))
+            })
+            .unwrap_or_else(|| panic!("no master serves slot {slot}:\n{view}"));
+        self.index_of(owner.split(' ').next().unwrap())
+    }
+
+    /// The index of `master`'s first replica.
+    pub fn replica_of(&self, master: usize) -> usize {
+        let id = self.id(master);
+        let view = self.live_node().cli(&["CLUSTER", "NODES"]);
+        let replica = view
+            .lines()
+            .find(|line| line.split(' ').nth(3) == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("node {master} has no replica:\n{view}"));
+        self.index_of(replica.split(' ').next().unwrap())
+    }
+
+    /// A node's cluster id.
+    pub fn id(&self, node: usize) -> String {
+        self.nodes[node].cli(&["CLUSTER", "MYID"])
+    }
+
+    fn index_of(&self, id: &str) -> usize {
+        (0..self.nodes.len())
+            .find(|&i| self.nodes[i].pid().is_some() && self.id(i) == id)
+            .unwrap_or_else(|| panic!("no running node has id {id}"))
+    }
+
+    fn live_node(&self) -> &RedisServer {
+        self.nodes
+            .iter()
+            .find(|node| node.pid().is_some())
+            .expect("a running node")
+    }
+}
+
+/// True when `range` (`5461`, `0-5460`, or an importing/migrating mark) holds `slot`.
+fn serves(range: &str, slot: u16) -> bool {
+    if range.starts_with('[') {
+        return false;
+    }
+    match range.split_once('-') {
+        Some((from, to)) => (from.parse().unwrap()..=to.parse().unwrap()).contains(&slot),
+        None => range.parse() == Ok(slot),
     }
 }

@@ -15,6 +15,22 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
+/// Polls `check` every 50 ms for up to `within`; true once it holds.
+pub async fn eventually<F, Fut>(within: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 /// A port nothing listens on now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -90,6 +106,22 @@ impl Service {
             log: PathBuf::new(),
         };
         service.spawn(&options.flags, options.open_files);
+        service
+    }
+
+    /// A server on the config at `config` (a file or a directory) that the caller laid out
+    /// in `dir`, with `flags`; waits until `/healthcheck` answers.
+    pub fn start_in(dir: tempfile::TempDir, config: PathBuf, flags: &[&str]) -> Service {
+        let mut service = Service {
+            child: None,
+            grpc: 0,
+            http: 0,
+            dir,
+            config,
+            log: PathBuf::new(),
+        };
+        let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        service.spawn(&flags, None);
         service
     }
 
@@ -196,16 +228,26 @@ impl Service {
         assert!(status.success(), "kill -{signal} failed");
     }
 
-    /// Sends SIGTERM and waits up to 10 s for the exit status.
+    /// Sends SIGTERM and waits for the exit status (see [`Service::wait_exit`]).
     pub fn terminate(&mut self) -> ExitStatus {
         self.signal("TERM");
-        let deadline = Instant::now() + Duration::from_secs(10);
+        self.wait_exit()
+    }
+
+    /// Waits for the exit status, up to 30 s: a real timeout, far beyond the default
+    /// 10 s grace period a loaded two-core machine may need all of.
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self.try_wait() {
                 self.child = None;
                 return status;
             }
-            assert!(Instant::now() < deadline, "no exit within 10 s of SIGTERM");
+            assert!(
+                Instant::now() < deadline,
+                "no exit within 30 s:\n{}",
+                self.logs()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
