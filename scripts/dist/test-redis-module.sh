@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Redis module as a user without Rust installs it: dist/sluicegate-redis-module-*.so
+# The Redis module as a user without Rust installs it, for this machine (x86_64 or aarch64;
+# scripts/dist/test-arm64.sh runs this inside an arm64 Debian): dist/sluicegate-redis-module-*.so
 # needs no glibc newer than 2.17, and Debian's redis-server loads it (`MODULE LIST`); then
 # dist/'s sluicegate-server, run with `--redis-module` against that Redis, answers POST /json
 # five times OK and then OVER_LIMIT (json-check.py), every decision made by
@@ -7,8 +8,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 version=$(bash scripts/check-version.sh)
-module="$PWD/dist/sluicegate-redis-module-$version-x86_64-linux-gnu.so"
-server="$PWD/dist/sluicegate-server-$version-x86_64-linux-gnu"
+machine=$(uname -m)
+module="$PWD/dist/sluicegate-redis-module-$version-$machine-linux-gnu.so"
+server="$PWD/dist/sluicegate-server-$version-$machine-linux-gnu"
 for file in "$module" "$server"; do
     [ -f "$file" ] || { echo "test-redis-module: $file is missing: run scripts/dist.sh first" >&2; exit 1; }
 done

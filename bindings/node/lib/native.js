@@ -35,8 +35,8 @@ function platformNames() {
   return [`${platform}-${arch}`];
 }
 
-// The platform packages published with this version: a published package.json names them as
-// optionalDependencies; a checkout's lists napi's targets instead.
+// The platform packages published with this version, as the published package.json names
+// them (optionalDependencies); none in a checkout.
 function publishedPlatforms() {
   const prefix = `${manifest.name}-`;
   return Object.keys(manifest.optionalDependencies ?? {})
@@ -47,13 +47,19 @@ function publishedPlatforms() {
 function missing(platform) {
   const pkg = `${manifest.name}-${platform}`;
   const published = publishedPlatforms();
-  const message = published.length > 0 && !published.includes(platform)
-    ? `sluicegate ${manifest.version} has no prebuilt native module for ${platform} ` +
+  let message;
+  if (published.length === 0) {
+    message = `sluicegate's native module for this machine (${platform}) is not built: run ` +
+      `\`npm run build\` in ${path.dirname(__dirname)} (it needs Rust), or install ${pkg}@${manifest.version}`;
+  } else if (!published.includes(platform)) {
+    message = `sluicegate ${manifest.version} has no prebuilt native module for ${platform} ` +
       `(it ships ${published.join(', ')}); build it from source with Rust installed: ` +
-      'npm install <a sluicegate checkout>/bindings/node'
-    : `sluicegate's native module for this machine (${platform}) is not installed: ` +
+      'npm install <a sluicegate checkout>/bindings/node';
+  } else {
+    message = `sluicegate's native module for this machine (${platform}) is not installed: ` +
       `run \`npm install ${pkg}@${manifest.version}\` (npm skips it when optional dependencies ` +
       'are omitted, or when the lockfile was made on another platform)';
+  }
   const error = new Error(message);
   error.code = 'SLUICEGATE_NATIVE_MISSING';
   return error;
