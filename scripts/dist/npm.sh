@@ -10,9 +10,9 @@
 #        npm.sh OUT --prebuilt      packs the modules already in bindings/node/lib/ (the release
 #                                   workflow, whose runners each built one)
 # Each module is built by bindings/node/scripts/build.js (`napi build --platform --release
-# --target TRIPLE`), linked by zig or mingw-w64 (targets.sh); `napi create-npm-dirs` and `napi
-# artifacts` make the platform packages in bindings/node/npm/ (generated from package.json, so
-# git ignores it), and the JavaScript package is staged in target/dist/npm/.
+# --target TRIPLE`), linked by zig or mingw-w64 (targets.sh); `napi create-npm-dirs` makes the
+# platform packages in bindings/node/npm/ (generated from package.json, so git ignores it),
+# each module is moved into its own, and the JavaScript package is staged in target/dist/npm/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/dist/targets.sh
@@ -38,15 +38,21 @@ fi
 rm -rf "$stage" npm
 mkdir -p "$stage" "$out"
 npx --no-install napi create-npm-dirs --npm-dir npm
-npx --no-install napi artifacts --output-dir lib --npm-dir npm
-# artifacts also leaves a copy at the package root, which nothing loads.
-rm -f sluicegate.*.node
+# Each module into its platform package (`napi artifacts` would, but refuses a set that lacks
+# any of package.json's targets).
+for module in lib/sluicegate.*.node; do
+    [ -e "$module" ] || continue
+    platform=${module#lib/sluicegate.}
+    platform=${platform%.node}
+    [ -d "npm/$platform" ] || { echo "dist/npm: $module is for no target of package.json" >&2; exit 1; }
+    mv "$module" "npm/$platform/"
+done
 # The platform packages that received a module: the ones to pack and to name.
 platforms=()
 for dir in npm/*/; do
     if compgen -G "$dir*.node" >/dev/null; then platforms+=("$(basename "$dir")"); fi
 done
-[ "${#platforms[@]}" -gt 0 ] || { echo "dist/npm: napi artifacts placed no .node" >&2; exit 1; }
+[ "${#platforms[@]}" -gt 0 ] || { echo "dist/npm: no module in lib/ to pack" >&2; exit 1; }
 
 # The JavaScript package: the files package.json's `files` lists, and a package.json
 # without scripts and devDependencies, naming the built platform packages.
