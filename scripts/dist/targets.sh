@@ -43,11 +43,16 @@ target_info() {
     esac
 }
 
-# Runs COMMAND with cargo's linker for TRIPLE in the environment (and zig's target for zig-cc.sh).
+# Runs COMMAND with cargo's linker for TRIPLE in the environment, zig's target for zig-cc.sh,
+# and, for zig targets, zig as the C compiler and archiver of build scripts (the cc crate's
+# CC_<triple>, AR_<triple>: a test dependency compiles C).
 with_linker() {
     local triple=$1; shift
     target_info "$triple" || return
-    local var
+    local var compilers=()
     var="CARGO_TARGET_$(echo "$triple" | tr '[:lower:]-' '[:upper:]_')_LINKER"
-    env "$var=$linker" ZIG_TARGET="$zig_target" "$@"
+    if [ -n "$zig_target" ]; then
+        compilers=("CC_${triple//-/_}=$linker" "AR_${triple//-/_}=$(dirname "$linker")/zig-ar.sh")
+    fi
+    env "$var=$linker" ZIG_TARGET="$zig_target" "${compilers[@]}" "$@"
 }
