@@ -65,6 +65,7 @@ def check_elf(path, label, arch, libc, entry):
             problems.append(f"{label}: not static: interpreter {interp}, needs {sorted(needed)}")
         detail = "static: no interpreter, no shared library"
     elif libc == "musl":
+        # zig names musl's C library libc.so; musl's loader takes that name as itself.
         if versions or not needed or not all(re.fullmatch(r"libc(\.musl-\w+)?\.so(\.1)?", n) for n in needed):
             problems.append(f"{label}: needs more than musl's libc: {sorted(needed)}, GLIBC {versions}")
         detail = f"needs {', '.join(sorted(needed))} (musl's C library) only"
@@ -88,12 +89,15 @@ def check_macho(path, label, arch, entry):
     exported = run(llvm("nm"), "-g", "--defined-only", path).split()
     if f"_{entry}" not in exported:
         problems.append(f"{label}: does not export _{entry}")
+    # The first entry is the library's own name (LC_ID_DYLIB), not a dependency.
+    own = run(llvm("objdump"), "--macho", "--dylib-id", path).splitlines()[1:]
     dylibs = [line.split(" (")[0].strip() for line in
               run(llvm("objdump"), "--macho", "--dylibs-used", path).splitlines()[1:]]
-    if any(d != "/usr/lib/libSystem.B.dylib" for d in dylibs):
-        problems.append(f"{label}: needs {dylibs} beyond libSystem")
-    print(f"ok: {label}: {info.split(' ')[0]} {info.split(',')[0].split()[-1]} {want}; "
-          f"exports _{entry}; needs {', '.join(dylibs)} only")
+    dylibs = [d for d in dylibs if d not in [o.strip() for o in own]]
+    # Every macOS has /usr/lib's libraries (libSystem, libiconv) and its frameworks.
+    if any(not d.startswith(("/usr/lib/", "/System/Library/")) for d in dylibs):
+        problems.append(f"{label}: needs {dylibs} beyond macOS's own libraries")
+    print(f"ok: {label}: Mach-O {want}; exports _{entry}; needs {', '.join(dylibs)} (macOS's own)")
 
 
 def check_pe(path, label, entry):

@@ -27,9 +27,11 @@ all_targets=(
 server_targets=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 module_targets=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu)
 
+# This folder, absolute: the scripts that source this file change directory.
+dist_scripts="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
 target_info() {
-    local zig_cc
-    zig_cc="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/zig-cc.sh"
+    local zig_cc="$dist_scripts/zig-cc.sh"
     zig_target="" linker="$zig_cc" wheel_compat="" runs_here=no
     case "$1" in
         x86_64-unknown-linux-gnu)   zig_target=x86_64-linux-gnu.2.17  npm_platform=linux-x64-gnu    wheel_compat=manylinux2014 short=x86_64-linux-gnu   runs_here=yes ;;

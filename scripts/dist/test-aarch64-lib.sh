@@ -10,5 +10,8 @@ source scripts/dist/targets.sh
 bash scripts/dist/qemu.sh
 bash scripts/dist/zig-venv.sh >/dev/null
 rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1 || true
+# No rustc wrapper: the cc crate would put sccache in front of zig's cc, which sccache cannot
+# identify (a test dependency compiles C).
+export RUSTC_WRAPPER=""
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64-static -L /usr/aarch64-linux-gnu"
 with_linker aarch64-unknown-linux-gnu cargo test --locked --release --target aarch64-unknown-linux-gnu --lib -- "$@"
