@@ -7,7 +7,7 @@
 //! BENCHMARKS.md.
 
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use governor::clock::QuantaUpkeepClock;
 use governor::middleware::NoOpMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
@@ -31,7 +31,9 @@ trait Check {
 }
 
 impl<A: Algorithm, C: Clock> Check for Limiter<A, C> {
-    #[inline]
+    // Always inlined, as `check()` itself is into a caller's code: the bench then measures
+    // the check, not whether the compiler chose to inline this wrapper.
+    #[inline(always)]
     fn allowed(&self) -> bool {
         black_box(self.check().is_allowed())
     }
@@ -45,7 +47,9 @@ type Governor<GC> = governor::RateLimiter<
 >;
 
 impl<GC: governor::clock::Clock> Check for Governor<GC> {
-    #[inline]
+    // Always inlined, as `check()` itself is into a caller's code: the bench then measures
+    // the check, not whether the compiler chose to inline this wrapper.
+    #[inline(always)]
     fn allowed(&self) -> bool {
         black_box(self.check().is_ok())
     }
@@ -260,4 +264,58 @@ criterion_group! {
         .sample_size(50);
     targets = direct
 }
-criterion_main!(benches);
+
+/// `cargo bench --bench direct -- profile <allow|deny> <algorithm> <checks>`: that many checks
+/// of one limiter on the coarse clock in `timed_loop`, for
+/// `valgrind --tool=callgrind --toggle-collect='*timed_loop*'` (instructions per check = the
+/// count over `checks`). Otherwise, criterion's benches.
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some("profile") {
+        return profile(&args[1..]);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
+
+fn profile(args: &[String]) {
+    let usage = "profile <allow|deny> <gcra|token_bucket|leaky_bucket|fixed_window|\
+                 sliding_window|sliding_log> <checks>";
+    let [path, algorithm, checks] = args else {
+        panic!("usage: {usage}");
+    };
+    let checks: u64 = checks.replace('_', "").parse().expect(usage);
+    let allow = path == "allow";
+    let clock = CoarseClock::default();
+    let allowed = match algorithm.as_str() {
+        "gcra" => profile_one::<Gcra>(allow, &clock, checks),
+        "token_bucket" => profile_one::<TokenBucket>(allow, &clock, checks),
+        "leaky_bucket" => profile_one::<LeakyBucket>(allow, &clock, checks),
+        "fixed_window" => profile_one::<FixedWindow>(allow, &clock, checks),
+        "sliding_window" => profile_one::<SlidingWindow>(allow, &clock, checks),
+        "sliding_log" => profile_one::<SlidingLog>(allow, &clock, checks),
+        _ => panic!("usage: {usage}"),
+    };
+    println!("{path} {algorithm}: {allowed} of {checks} allowed");
+}
+
+fn profile_one<A: Subject>(allow: bool, clock: &CoarseClock, checks: u64) -> u64 {
+    let quota = if allow {
+        A::allow_quota()
+    } else {
+        deny_quota()
+    };
+    let limiter = ours::<A, _>(quota, clock)();
+    if !allow {
+        assert!(Check::allowed(&limiter), "the first check must be allowed");
+    }
+    timed_loop(&limiter, checks)
+}
+
+#[inline(never)]
+fn timed_loop<L: Check>(limiter: &L, checks: u64) -> u64 {
+    (0..checks).map(|_| limiter.allowed() as u64).sum()
+}

@@ -1,160 +1,178 @@
 #!/usr/bin/env python3
-"""Regenerate BENCHMARKS.md from criterion's results, so that no figure is typed by hand.
+"""Regenerate the tables of BENCHMARKS.md from the benches' output, so that no figure is typed
+by hand.
 
-    python3 scripts/bench_report.py                  # report the results already in target/criterion
-    python3 scripts/bench_report.py --run            # run `cargo bench` first (every bench target)
-    python3 scripts/bench_report.py --run -- --bench direct   # extra args after `--` go to cargo bench
-    python3 scripts/bench_report.py --redis --http   # also the Redis and HTTP suites (not criterion)
+    python3 scripts/bench_report.py --list              # the suites, and what each runs
+    python3 scripts/bench_report.py --run keys direct   # run suites, keep their output, render
+    python3 scripts/bench_report.py                     # render from the output kept so far
 
-Reads every `<criterion dir>/**/new/benchmark.json` (the real group and function names:
-criterion turns `/` into `_` in directory names) with the `estimates.json` beside it (times
-per iteration in ns), and writes one table per group: the median ns per check, the median of
-the group's `governor` row, their ratio, and checks per second. Groups sharing a first path
-segment (`direct/allow/tsc`, `direct/deny/tsc`) go under one `## direct` heading. Groups and
-rows are listed in the order they were measured, i.e. the order of the bench source after a
-full run. A parameterised benchmark (`gcra/4`) is compared with `governor` at the same parameter.
+BENCHMARKS.md is hand-written prose around generated blocks:
 
-A bench that does several checks per iteration (say, a multi-thread `iter_custom` with one
-check per thread per iteration) declares it with `Throughput::Elements(n)`; times are then
-divided by `n`, so "ns per check" is wall time per check and "checks/s" the aggregate rate.
+    <!-- table:NAME -->
+    ...generated...
+    <!-- /table:NAME -->
 
-The Redis bench (`cargo bench --features redis --bench redis`) and the HTTP bench
-(`scripts/http_bench.sh`) print Markdown tables of their own; `--redis` and `--http` run them and
-keep their output in `<target>/bench-report/`, and every report embeds the latest output found
-there under `## redis` and `## http`.
+`--run SUITE` runs the suite's command, keeps what it printed (or, for a criterion suite, the
+groups it measured, from `<target>/criterion`) in `<target>/bench-report/SUITE.json` with the
+date, the machine (CPU model and cores, from /proc/cpuinfo) and the command, and then every
+block that suite fills is rewritten: its tables, then a line naming the machine, the date and
+the command. Blocks of suites not run here keep their text as it is (figures carried over
+from another machine say which, and when, in their own line). The headline table
+(`<!-- table:headline -->`) is rebuilt row by row: a row whose suite has kept output is
+computed again, any other row is kept.
 
-Everything between `<!-- commentary:start -->` and `<!-- commentary:end -->` in the existing
-BENCHMARKS.md is hand-written and kept verbatim. Standard library only.
+A suite that prints Markdown may also print `headline: ID: RATIO | FLOOR` lines: they feed the
+headline row ID and are left out of the block. Standard library only.
 """
 
 import argparse
 import datetime
 import json
 import os
-import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REGENERATE = "python3 scripts/bench_report.py --run"
+REPORT = ROOT / "BENCHMARKS.md"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+KEPT = TARGET / "bench-report"
+CRITERION = TARGET / "criterion"
+# Short criterion runs: the benches share their machine with builds, and the ratios that the
+# report quotes come from rows measured minutes apart either way.
+CRITERION_ARGS = ["--warm-up-time", "1", "--measurement-time", "3"]
 BASELINE = "governor"
-COMMENTARY_START = "<!-- commentary:start -->"
-COMMENTARY_END = "<!-- commentary:end -->"
-# Everything from this marker to the end of the existing report (hand-written sections of
-# measurements this script does not run) is kept as it is, after the generated tables.
-KEPT_START = "<!-- kept:start -->"
-DEFAULT_COMMENTARY = (
-    f"{COMMENTARY_START}\n"
-    "_Hand-written commentary goes here: everything between the two commentary markers is "
-    "kept when the report is regenerated; everything else is rewritten._\n"
-    f"{COMMENTARY_END}"
-)
+
+
+def cargo_bench(name, *extra):
+    return ["cargo", "bench", "--bench", name, *extra]
+
+
+PYTHON = os.environ.get("PYTHON", "python3")
+
+# name: (command, kind, blocks). `criterion` suites fill one block per group (the block's
+# name is the group's); `markdown` suites fill the one block named after the suite.
+SUITES = {
+    "direct": (cargo_bench("direct", "--", *CRITERION_ARGS), "criterion", ["direct/"]),
+    "keyed": (cargo_bench("keyed", "--", *CRITERION_ARGS), "criterion", ["keyed/"]),
+    "threads": (cargo_bench("threads", "--", *CRITERION_ARGS), "criterion", ["threads/"]),
+    "dispatch": (cargo_bench("dispatch", "--", *CRITERION_ARGS), "criterion", ["dispatch/"]),
+    "keys": (cargo_bench("string_keys"), "markdown", ["keys"]),
+    "redis": (["cargo", "bench", "--features", "redis", "--bench", "redis"], "markdown", ["redis"]),
+    "http": (["bash", "scripts/http_bench.sh"], "markdown", ["http"]),
+    # Needs `npm install` in bindings/node first (the native module and the libraries compared).
+    "node-keyed": (["node", "bindings/node/bench/keyed.js"], "markdown", ["node-keyed"]),
+    # Needs the package and `limits` installed for $PYTHON (default python3).
+    "python-keyed": (["python3", "bindings/python/bench/keyed.py", "--lengths", "15"], "markdown", ["python-keyed"]),
+}
+
+# The headline table: (id, what, against, suite). Criterion-fed rows are computed by
+# `criterion_headline`, the others come from their suite's `headline:` lines; a row whose
+# suite is None has no bench here (it is kept as it stands in the report).
+HEADLINES = [
+    ("u64-present", "`KeyedLimiter<u64>` check, 1M keys present", "governor 0.10, keyed", "keys"),
+    ("u64-insert", "`KeyedLimiter<u64>` first check of a new key, growing to 1M", "governor 0.10, keyed", "keys"),
+    ("string-present", "`KeyedLimiter<String>` check, 1M keys present, six kinds of text key (7–40 B)",
+     "governor 0.10, keyed", "keys"),
+    ("string-insert", "`KeyedLimiter<String>` first check of a new key, growing to 1M, six kinds",
+     "governor 0.10, keyed", "keys"),
+    ("gcra-direct-tsc", "`Limiter<Gcra>` check, allow path, TSC clock", "governor 0.10, direct", "direct"),
+    ("deny-coarse", "deny path, coarse clock: `TokenBucket`, `SlidingWindow`", "`Gcra`'s deny path", "direct"),
+    ("node-keyed-1000000-b36", "Node `KeyedLimiter.check`, 1M `user:<base36>` keys (13–14 chars)",
+     "rate-limiter-flexible 11, `consume`", "node-keyed"),
+    ("python-keyed-1000000-15", "Python `KeyedLimiter.check`, 1M keys present, 15 chars",
+     "the `dict.get` floor; `limits` 5.8, fixed window", "python-keyed"),
+    ("service-memory", "sluicegate-server in memory, gRPC (`service` build)", "Limitador (2981b2b), in memory", None),
+    ("service-redis", "sluicegate-server on Redis with the module", "Limitador (2981b2b) on Redis", None),
+    ("redis-batching", "K-batching on Redis with the module, 256 tasks", "a bare `EVALSHA` returning 1", None),
+]
+
+HEADLINE_LINE = re.compile(r"^headline: ([\w-]+): (.*?) \| (.*)$")
+BLOCK = re.compile(r"<!-- table:(?P<name>[\w/.-]+) -->\n(?P<body>.*?)<!-- /table:(?P=name) -->", re.S)
 
 
 def main():
-    args, cargo_args = parse_args()
-    if args.run:
-        command = ["cargo", "bench", *cargo_args]
-        print("+", " ".join(command), file=sys.stderr, flush=True)
-        status = subprocess.run(command, cwd=ROOT).returncode
-        if status != 0:
-            sys.exit(f"bench_report: `{' '.join(command)}` failed (exit {status}); report not written")
-    for suite in ("redis", "http"):
-        if getattr(args, suite):
-            run_markdown_suite(suite, args.extra_dir)
-    results = read_results(args.criterion_dir)
-    if not results:
-        sys.exit(f"bench_report: no criterion results under {args.criterion_dir}; run with --run")
-    output = args.output
-    commentary = read_commentary(output)
-    kept = read_kept(output)
-    report = render(results, commentary, read_markdown_suites(args.extra_dir))
-    write_atomically(output, report + ("\n" + kept if kept else ""))
-    groups = len({r["group"] for r in results})
-    print(f"bench_report: wrote {output} ({len(results)} benchmarks in {groups} groups)", file=sys.stderr)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", nargs="+", metavar="SUITE", default=[], help="run these suites first")
+    parser.add_argument("--list", action="store_true", help="list the suites and their commands")
+    args = parser.parse_args()
+    if args.list:
+        for name, (command, kind, _) in SUITES.items():
+            print(f"{name:14} {kind:10} {' '.join(command)}")
+        return
+    unknown = [s for s in args.run if s not in SUITES]
+    if unknown:
+        parser.error(f"unknown suite(s) {', '.join(unknown)}; --list shows them")
+    for suite in args.run:
+        run_suite(suite)
+    render()
 
 
-def parse_args():
-    argv = sys.argv[1:]
-    cargo_args = []
-    if "--" in argv:
-        split = argv.index("--")
-        argv, cargo_args = argv[:split], argv[split + 1 :]
-    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-    parser = argparse.ArgumentParser(
-        description="Regenerate BENCHMARKS.md from criterion's results.",
-        epilog="Arguments after `--` are passed to `cargo bench` (with --run).",
-    )
-    parser.add_argument("--run", action="store_true", help="run `cargo bench` before reporting")
-    parser.add_argument(
-        "--criterion-dir", type=Path, default=target / "criterion", help="default: target/criterion"
-    )
-    parser.add_argument("--redis", action="store_true", help="run the Redis bench (needs redis-server)")
-    parser.add_argument("--http", action="store_true", help="run the HTTP bench (needs wrk)")
-    parser.add_argument(
-        "--extra-dir", type=Path, default=target / "bench-report", help="default: target/bench-report"
-    )
-    parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md", help="default: BENCHMARKS.md")
-    args = parser.parse_args(argv)
-    if cargo_args and not args.run:
-        parser.error("arguments after `--` are for `cargo bench`, which only --run runs")
-    return args, cargo_args
+# ---- Running a suite ----------------------------------------------------------------------
 
 
-# ---- The suites that print their own Markdown --------------------------------------------
-
-MARKDOWN_SUITES = {
-    "redis": ["cargo", "bench", "--features", "redis", "--bench", "redis"],
-    "http": ["bash", "scripts/http_bench.sh"],
-}
-
-
-def run_markdown_suite(suite, extra_dir):
-    command = MARKDOWN_SUITES[suite]
+def run_suite(suite):
+    command, kind, prefixes = SUITES[suite]
     print("+", " ".join(command), file=sys.stderr, flush=True)
-    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    # `python3` runs as $PYTHON (a virtualenv with the package), though the report names it so.
+    argv = [PYTHON if part == "python3" else part for part in command]
+    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    sys.stdout.write(done.stdout)
     if done.returncode != 0:
-        sys.exit(f"bench_report: `{' '.join(command)}` failed (exit {done.returncode}); report not written")
-    extra_dir.mkdir(parents=True, exist_ok=True)
-    write_atomically(extra_dir / f"{suite}.md", done.stdout)
+        sys.exit(f"bench_report: `{' '.join(command)}` failed (exit {done.returncode}); nothing kept")
+    kept = {
+        "suite": suite,
+        "command": " ".join(command),
+        "date": f"{started:%Y-%m-%d}",
+        "machine": machine(),
+    }
+    if kind == "criterion":
+        kept["results"] = read_criterion(prefixes, started.timestamp())
+        if not kept["results"]:
+            sys.exit(f"bench_report: {suite} wrote no criterion results under {CRITERION}")
+    else:
+        kept["output"] = done.stdout
+    KEPT.mkdir(parents=True, exist_ok=True)
+    write_atomically(KEPT / f"{suite}.json", json.dumps(kept, indent=1))
 
 
-def read_markdown_suites(extra_dir):
-    """[(suite, markdown)] for each suite whose output was kept."""
-    found = []
-    for suite in MARKDOWN_SUITES:
-        path = extra_dir / f"{suite}.md"
-        if path.exists():
-            found.append((suite, path.read_text().strip()))
-    return found
+def machine():
+    """The CPU model and the number of cores the benches could use."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
 
 
-# ---- Reading criterion's results ----------------------------------------------------------
-
-
-def read_results(criterion_dir):
-    """One dict per benchmark, in the order they were measured."""
+def read_criterion(prefixes, since):
+    """The results of the groups under `prefixes` written since `since`, in measured order."""
     results = []
-    # `new/` holds the latest run; `base/` (the previous one) and `change/` are skipped.
-    for meta_path in criterion_dir.glob("**/new/benchmark.json"):
+    for meta_path in CRITERION.glob("**/new/benchmark.json"):
         estimates_path = meta_path.with_name("estimates.json")
-        if not estimates_path.exists():
+        if not estimates_path.exists() or estimates_path.stat().st_mtime < since:
             continue
         meta = json.loads(meta_path.read_text())
+        if not any(meta["group_id"].startswith(p) for p in prefixes):
+            continue
         estimates = json.loads(estimates_path.read_text())
         per_iteration = (meta.get("throughput") or {}).get("Elements") or 1
         median = estimates["median"]
-        interval = median["confidence_interval"]
         results.append(
             {
                 "group": meta["group_id"],
-                "function": function_name(meta),
+                "function": "/".join(p for p in (meta.get("function_id"), meta.get("value_str")) if p),
                 "function_id": meta.get("function_id"),
                 "parameter": meta.get("value_str"),
                 "median": median["point_estimate"] / per_iteration,
-                "low": interval["lower_bound"] / per_iteration,
-                "high": interval["upper_bound"] / per_iteration,
+                "low": median["confidence_interval"]["lower_bound"] / per_iteration,
+                "high": median["confidence_interval"]["upper_bound"] / per_iteration,
                 "measured": estimates_path.stat().st_mtime,
             }
         )
@@ -162,99 +180,62 @@ def read_results(criterion_dir):
     return results
 
 
-def function_name(meta):
-    """`function`, `function/parameter` or `parameter`, as criterion names the benchmark."""
-    parts = [p for p in (meta.get("function_id"), meta.get("value_str")) if p]
-    return "/".join(parts) or meta["full_id"]
-
-
-def read_commentary(path):
-    """The hand-written block of the existing report, markers included."""
-    if not path.exists():
-        return DEFAULT_COMMENTARY
-    text = path.read_text()
-    start, end = text.find(COMMENTARY_START), text.find(COMMENTARY_END)
-    if start == -1 or end == -1 or end < start:
-        if COMMENTARY_START in text or COMMENTARY_END in text:
-            sys.exit(f"bench_report: {path} has an unpaired commentary marker; fix it by hand")
-        return DEFAULT_COMMENTARY
-    return text[start : end + len(COMMENTARY_END)]
-
-
-def read_kept(path):
-    """The existing report's hand-written sections: from the kept marker to the end."""
-    if not path.exists():
-        return ""
-    text = path.read_text()
-    start = text.find(KEPT_START)
-    return text[start:] if start != -1 else ""
-
-
-# ---- Machine ------------------------------------------------------------------------------
-
-
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def rustc_version():
-    try:
-        out = subprocess.run(["rustc", "--version"], cwd=ROOT, capture_output=True, text=True, check=True)
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 # ---- Rendering ----------------------------------------------------------------------------
 
 
-def render(results, commentary, markdown_suites):
-    measured = datetime.datetime.fromtimestamp(max(r["measured"] for r in results), datetime.timezone.utc)
-    lines = [
-        "# Benchmarks",
-        "",
-        "<!-- Generated by scripts/bench_report.py from criterion's results: edit only the "
-        "commentary block, the rest is rewritten. -->",
-        "",
-        commentary,
-        "",
-        "## Machine",
-        "",
-        f"- CPU: {cpu_model()}",
-        f"- Cores: {os.cpu_count()}",
-        f"- Compiler: {rustc_version()}",
-        f"- Date: {measured:%Y-%m-%d} (newest result written {measured:%H:%M} UTC)",
-        f"- Regenerate: `{REGENERATE}` (`cargo bench`, then this report; "
-        "`python3 scripts/bench_report.py` alone reformats the last results)",
-        "",
-        "Times are criterion's median per check, with its 95% confidence interval; "
-        f"the ratio is ours over `{BASELINE}`'s median in the same group (below 1: faster).",
-    ]
-    for prefix, groups in by_prefix(results):
-        lines += ["", f"## {prefix}"]
-        for group, rows in groups:
-            lines += ["", f"### `{group}`", ""] + table(rows)
-    for suite, markdown in markdown_suites:
-        lines += ["", f"## {suite}", "", markdown]
-    return "\n".join(lines) + "\n"
+def render():
+    text = REPORT.read_text()
+    kept = {path.stem: json.loads(path.read_text()) for path in KEPT.glob("*.json")}
+    blocks = {}
+    headlines = {}
+    for suite, data in kept.items():
+        if suite not in SUITES:
+            continue
+        for name, body in suite_blocks(suite, data).items():
+            blocks[name] = body + "\n\n" + provenance(data)
+        headlines.update(suite_headlines(suite, data))
+    names = {m.group("name") for m in BLOCK.finditer(text)}
+    missing = sorted(set(blocks) - names)
+    if missing:
+        print(f"bench_report: no block in {REPORT.name} for {', '.join(missing)}", file=sys.stderr)
+
+    def replace(match):
+        name = match.group("name")
+        if name == "headline":
+            body = headline_table(match.group("body"), headlines)
+        elif name in blocks:
+            body = blocks[name]
+        else:
+            return match.group(0)
+        return f"<!-- table:{name} -->\n{body.strip()}\n<!-- /table:{name} -->"
+
+    write_atomically(REPORT, BLOCK.sub(replace, text))
+    print(f"bench_report: wrote {REPORT} ({len(blocks)} blocks from {', '.join(sorted(kept)) or 'nothing'})",
+          file=sys.stderr)
 
 
-def by_prefix(results):
-    """[(prefix, [(group, rows)])], each list in order of first measurement."""
-    prefixes = {}
-    for r in results:
-        groups = prefixes.setdefault(r["group"].split("/", 1)[0], {})
-        groups.setdefault(r["group"], []).append(r)
-    return [(prefix, list(groups.items())) for prefix, groups in prefixes.items()]
+def provenance(data):
+    return f"_{data['machine']}; {data['date']}; `{data['command']}`._"
 
 
-def table(rows):
+def suite_blocks(suite, data):
+    """{block name: Markdown} for one suite's kept output."""
+    if "results" in data:
+        groups = {}
+        for r in data["results"]:
+            groups.setdefault(r["group"], []).append(r)
+        return {group: "\n".join(criterion_table(rows)) for group, rows in groups.items()}
+    lines = [demoted(line) for line in data["output"].splitlines() if not HEADLINE_LINE.match(line)]
+    return {SUITES[suite][2][0]: "\n".join(lines).strip()}
+
+
+def demoted(line):
+    """A suite's own heading as a bold line: its block sits inside a section of the report."""
+    match = re.match(r"#+ (.*)", line)
+    return f"**{match.group(1)}**" if match else line
+
+
+def criterion_table(rows):
     # A parameterised row (`gcra/4`, say 4 threads) is compared with `governor/4`.
     baselines = {r["parameter"]: r for r in rows if r["function_id"] == BASELINE}
     out = [
@@ -272,6 +253,63 @@ def table(rows):
             f"{per_second(r['median'])} | {ns(r['low'])} – {ns(r['high'])} |"
         )
     return out
+
+
+def suite_headlines(suite, data):
+    """{headline id: (ratio, floor, data)} that this suite's output gives."""
+    found = {}
+    if "output" in data:
+        for line in data["output"].splitlines():
+            match = HEADLINE_LINE.match(line)
+            if match:
+                found[match.group(1)] = (match.group(2), match.group(3), data)
+    else:
+        found.update(criterion_headline(data))
+    return found
+
+
+def criterion_headline(data):
+    medians = {(r["group"], r["function"]): r["median"] for r in data["results"]}
+    found = {}
+    gcra, governor = medians.get(("direct/allow/tsc", "gcra")), medians.get(("direct/allow/tsc", "governor"))
+    if gcra and governor:
+        found["gcra-direct-tsc"] = (f"{gcra / governor:.2f}× ({ns(gcra)} ns against {ns(governor)})", "—", data)
+    deny = "direct/deny/coarse"
+    gcra = medians.get((deny, "gcra"))
+    bucket, window = medians.get((deny, "token_bucket")), medians.get((deny, "sliding_window"))
+    if gcra and bucket and window:
+        found["deny-coarse"] = (
+            f"{bucket / gcra:.2f}× and {window / gcra:.2f}× ({ns(bucket)}, {ns(window)} ns against {ns(gcra)})",
+            "—",
+            data,
+        )
+    return found
+
+
+def headline_table(existing, headlines):
+    """The headline table: rows computed from kept output, the others kept as they were."""
+    kept_rows = {}
+    for line in existing.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 7:
+            kept_rows[cells[0]] = line.strip()
+    out = [
+        "| what | against | ratio | floor | machine | date | command |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for hid, what, against, suite in HEADLINES:
+        if suite is not None and hid in headlines:
+            ratio, floor, data = (*map(times_sign, headlines[hid][:2]), headlines[hid][2])
+            out.append(f"| {what} | {against} | {ratio} | {floor} | {data['machine']} | {data['date']} | "
+                       f"`python3 scripts/bench_report.py --run {suite}` |")
+        elif what in kept_rows:
+            out.append(kept_rows[what])
+    return "\n".join(out)
+
+
+def times_sign(text):
+    """`0.45x` as `0.45×`, as the report writes ratios."""
+    return re.sub(r"(\d)x\b", "\\1×", text)
 
 
 def ns(value):

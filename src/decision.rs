@@ -38,6 +38,17 @@ pub struct Decision {
     explain: fn(&Decision) -> Details,
 }
 
+/// How long a denial by a full keyed table ([`Decision::is_table_full`]) tells its caller
+/// to wait before trying again: one second, what [`Decision::retry_hint`] answers for it,
+/// the Node and Python packages report as its `retryAfter` / `retry_after`, and the HTTP
+/// layer sends as its `Retry-After`.
+///
+/// The engine cannot know when a key will leave a full table (idle keys are dropped as it
+/// goes, live ones stay), so [`Decision::retry_after`] is `None` for such a denial; a caller
+/// that sleeps for its retry, or writes it into a header, still needs a time, and a second
+/// spaces the retries of a server at capacity without holding clients back long.
+pub const TABLE_FULL_RETRY_AFTER: Duration = Duration::from_secs(1);
+
 /// All of a decision's numbers at once ([`Decision::numbers`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -228,6 +239,31 @@ impl Decision {
             return None;
         }
         Some(Duration::from_nanos(self.details().retry_after))
+    }
+
+    /// When to try again, for every denial: [`retry_after`](Self::retry_after), or
+    /// [`TABLE_FULL_RETRY_AFTER`] for a denial by a full table (which has no `retry_after`);
+    /// `None` when allowed. What the Node and Python packages report as a decision's
+    /// `retryAfter` / `retry_after`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sluicegate::{KeyedLimiter, Quota, TABLE_FULL_RETRY_AFTER};
+    ///
+    /// let keyed = KeyedLimiter::<u64>::builder(Quota::per_minute(1)).shards(1).max_keys(1).build()?;
+    /// assert_eq!(keyed.check(&1).retry_hint(), None);        // allowed
+    /// let limited = keyed.check(&1);                          // denied by its limit
+    /// assert_eq!(limited.retry_hint(), limited.retry_after());
+    /// let full = keyed.check(&2);                             // a new key, the table full
+    /// assert!(full.is_table_full() && full.retry_after().is_none());
+    /// assert_eq!(full.retry_hint(), Some(TABLE_FULL_RETRY_AFTER));
+    /// # Ok::<(), sluicegate::QuotaError>(())
+    /// ```
+    pub fn retry_hint(&self) -> Option<Duration> {
+        if self.table_full {
+            return Some(TABLE_FULL_RETRY_AFTER);
+        }
+        self.retry_after()
     }
 
     /// How long until the state is fully replenished (the bucket is full, the window resets,

@@ -107,7 +107,7 @@ pub mod tiers;
 pub mod wait;
 
 pub use backend::{Composite, Limit};
-pub use decision::{Decision, Numbers};
+pub use decision::{Decision, Numbers, TABLE_FULL_RETRY_AFTER};
 pub use error::{CapacityError, QuotaError};
 pub use keyed::{KeyedBuilder, KeyedLimiter};
 pub use limiter::Limiter;

@@ -3,8 +3,8 @@
 # Rust tests: installs Debian's nodejs and npm when node is missing, installs the locked dev
 # dependencies and builds the native module with cargo (release, in the workspace's target/,
 # which the Rust build has filled), type-checks a typed example against index.d.ts (tsc), then
-# runs `npm test` (node --test; the Redis tests start their own redis-server; jest runs the
-# peer libraries' own suites under test/peer/).
+# runs `npm test` (node --test; the Redis tests start their own redis-server, the Unix socket
+# tests their own nginx; jest runs the peer libraries' own suites under test/peer/).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,6 +15,11 @@ fi
 if ! command -v redis-server >/dev/null 2>&1; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server
+fi
+# The Unix socket tests run behind a real nginx (started and stopped by the tests).
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx-light
 fi
 echo "node $(node --version), npm $(npm --version)"
 

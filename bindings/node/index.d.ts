@@ -16,7 +16,7 @@ export interface Decision {
   resetAfter: number;
   /** The leaky bucket's shaping delay for an admitted request, in ms; 0 otherwise. */
   wait: number;
-  /** Only on a new key denied because the table is full (`maxKeys`); `retryAfter` is then 1000. */
+  /** Only on a new key denied because the table is full (`maxKeys`); `retryAfter` is then 1000 (the library's one answer, as Python's 1.0 s). */
   reason?: 'table-full';
 }
 
@@ -25,7 +25,7 @@ export interface LimiterOptions {
   quota: string;
   /** Default 'gcra', as in Rust. */
   algorithm?: Algorithm;
-  /** Time from a ManualClock instead of the real clock (tests). */
+  /** Time from a ManualClock or a DateClock instead of the engine's clock (tests). */
   clock?: ManualClock;
 }
 
@@ -73,6 +73,13 @@ export class ManualClock {
   /** Sets the time (it may go backwards). */
   set(ms: number): void;
   readonly now: number;
+}
+
+/** A test aid: a clock that follows `Date.now()`, so jest's and sinon's fake timers move the limits on it. Not for production. */
+export class DateClock extends ManualClock {
+  constructor();
+  /** Sets the clock to `Date.now()` (every check on it does so first). */
+  sync(): void;
 }
 
 export interface RedisLimiterOptions extends LimiterOptions {
@@ -156,6 +163,29 @@ export interface ThrottleOptions extends AxiosRateLimitOptions {
   maxQueue?: number;
   /** The most ms a request waits; past it, it rejects with code ERR_SLUICEGATE_QUEUE_TIMEOUT. */
   maxWait?: number;
+  /** axios-rate-limit's: your own queue (push, shift, and length or getLength(); any of them may return a Promise) instead of this package's. */
+  queue?: ThrottleQueue;
+  /** axios-rate-limit's: a throttle from `throttle.getLimiter(options)` to share (then no other option). */
+  rateLimiter?: ThrottleLimiter;
+}
+
+/** A queue of your own, as axios-rate-limit takes it: entries are opaque. */
+export interface ThrottleQueue {
+  push(entry: unknown): unknown;
+  shift(): unknown;
+  length?: number;
+  getLength?(): number | Promise<number>;
+}
+
+/** A throttle on its own (`throttle.getLimiter`): its limits and queue, for several axios instances. */
+export interface ThrottleLimiter {
+  enable<T extends { interceptors: { request: { use: Function }; response: { use: Function } } }>(instance: T): T & Throttled;
+  getMaxRPS(): number;
+  setMaxRPS(n: number): void;
+  setRateLimitOptions(options: ThrottleOptions | null | undefined): void;
+  /** As `Throttled.getQueue`. */
+  getQueue(): ThrottledRequestConfig[];
+  readonly queued: number;
 }
 
 /** What `throttle` adds to the instance: axios-rate-limit's methods. */
@@ -166,16 +196,17 @@ export interface Throttled {
   setMaxRPS(n: number): void;
   /** New quotas at run time (the engine's quota change; history carries over); null changes nothing. */
   setRateLimitOptions(options: ThrottleOptions | null | undefined): void;
-  /** The waiting requests' configs (a copy). */
+  /** The waiting requests' configs (a copy); your own `queue` object when you gave one. */
   getQueue(): ThrottledRequestConfig[];
-  sluicegate: { queued(): number };
+  sluicegate: { queued(): number; limiter: ThrottleLimiter };
 }
 
-/** Makes requests of `instance` wait for their slot; returns the same instance. */
-export function throttle<T extends { interceptors: { request: { use: Function }; response: { use: Function } } }>(
-  instance: T,
-  options: ThrottleOptions,
-): T & Throttled;
+/** Makes requests of `instance` wait for their slot; returns the same instance. No options: no limit (axios-rate-limit's default). */
+export declare const throttle: {
+  <T extends { interceptors: { request: { use: Function }; response: { use: Function } } }>(instance: T, options?: ThrottleOptions): T & Throttled;
+  /** axios-rate-limit's `getLimiter`: a throttle to `enable` on several instances, which then share it. */
+  getLimiter(options?: ThrottleOptions): ThrottleLimiter;
+};
 
 /** What a response reports of its tightest limit, on `req.rateLimit` (or `requestPropertyName`). */
 export interface RateLimitInfo {
@@ -189,7 +220,7 @@ export interface RateLimitInfo {
   current: number;
   /** Requests left under it (`r` of RateLimit). */
   remaining: number;
-  /** When its quota is back (`t` of RateLimit, whole seconds, from now). */
+  /** When its quota is back: the instant `t` of RateLimit rounds up to seconds (the same for every request of a fixed window, as `getKey` says). */
   resetTime: Date;
   /** The key that limit counted the request under: the client address for 'ip' (an IPv6 client's /64 as the library writes it), a header's value, a key function's string; '' for 'global'. */
   key: string;
@@ -220,7 +251,7 @@ export interface HttpLimit {
 export interface RateLimitOptions {
   /** The limits, decided all-or-nothing; or one limit's options at the top level (the shorthand). */
   limits?: HttpLimit[];
-  /** Shorthand: one limit (named after its key, 'ip' by default). */
+  /** Shorthand: one limit, named after its key ('ip' by default); unnamed on Redis, after its route (`POST /login`) at its first request on one. */
   quota?: string;
   algorithm?: Algorithm;
   key?: HttpLimit['key'];
@@ -236,7 +267,7 @@ export interface RateLimitOptions {
   /** express-rate-limit's names for `key` (a function) and `name`. */
   keyGenerator?: KeyFunction;
   identifier?: string;
-  /** Networks whose X-Forwarded-For / Forwarded are believed: ['10.0.0.0/8', '::1']. Default none. */
+  /** Networks whose X-Forwarded-For / Forwarded are believed: ['10.0.0.0/8', '::1']; 'unix' trusts a Unix socket's peer (nginx in front). Default none. */
   trustedProxies?: string[];
   /** Which forwarding header the trusted proxies write; default 'x-forwarded-for' (the library's); 'both': they must then agree. */
   forwardedHeaders?: 'x-forwarded-for' | 'forwarded' | 'both';
@@ -247,11 +278,15 @@ export interface RateLimitOptions {
   redis?: string;
   /** A Redis Cluster's seed nodes, comma-separated: 'redis://10.0.0.1:7000,redis://10.0.0.2:7000'. */
   redisCluster?: string;
-  /** When Redis cannot answer: 'allow' (default) lets requests through; 'deny' answers 503 with Retry-After: 1. */
-  onBackendError?: 'allow' | 'deny';
+  /** When Redis cannot answer: 'allow' (default) lets requests through; 'deny' answers 503 with Retry-After: 1; 'local' decides them in this process. */
+  onBackendError?: 'allow' | 'deny' | 'local';
+  /** Where a Redis outage is reported (at most every 10 s, and once when it ends); default console. */
+  logger?: { warn(...args: unknown[]): void; error(...args: unknown[]): void };
+  /** A ManualClock or a DateClock (a test aid: it follows Date.now(), so fake timers move it) for the in-process limits. */
+  clock?: ManualClock;
   /** Omitted: RateLimit-Policy and RateLimit (draft-10) on every response; true: draft-6 (as express-rate-limit); a draft by name; false: none. */
   standardHeaders?: boolean | 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10';
-  /** Also X-RateLimit-Limit, -Remaining and -Reset (a Unix timestamp in seconds); default false. */
+  /** Also X-RateLimit-Limit, -Remaining and -Reset (a Unix timestamp in seconds); default true, as express-rate-limit v7 and later. */
   legacyHeaders?: boolean;
   /** The most keys each in-process limit holds; default 1,000,000 (the library's bound). */
   maxKeys?: number;
@@ -271,8 +306,18 @@ export interface RateLimitOptions {
   statusCode?: number;
   /** Where the request gets its RateLimitInfo; default 'rateLimit'. */
   requestPropertyName?: string;
-  /** Accepted for express-rate-limit's sake, and ignored. */
-  validate?: unknown;
+  /** false silences this package's run-time warnings; or each: { trustProxy, unixSocket, headersDraftVersion } (express-rate-limit's other checks are accepted and ignored). */
+  validate?: boolean | { trustProxy?: boolean; unixSocket?: boolean; headersDraftVersion?: boolean; default?: boolean; [check: string]: unknown };
+}
+
+/** What the `backendError` event reports: a request (or more) Redis could not decide. */
+export interface BackendErrorEvent {
+  /** Requests that failed since the last event. */
+  failed: number;
+  /** Since the limits were built. */
+  errors: number;
+  onBackendError: 'allow' | 'deny' | 'local';
+  limits: string[];
 }
 
 /** Connect-style middleware (express 4 and 5, or any `(req, res, next)`, plain `http` servers too). */
@@ -283,16 +328,30 @@ export interface RateLimitMiddleware {
   resetKey(key: string): Promise<boolean>;
   /** `key`'s hits on the limit named `limitName` (the first when omitted), consuming nothing; undefined when it holds none. */
   getKey(key: string, limitName?: string): Promise<ClientRateLimitInfo | undefined>;
+  /** Requests Redis could not decide since the limits were built (0 in process). */
+  readonly backendErrors: number;
+  /** Of those, the ones decided in this process (`onBackendError: 'local'`). */
+  readonly backendFallbacks: number;
+  /** False while Redis is known to be unreachable. */
+  readonly backendAvailable: boolean;
+  /** The limits' names (an unnamed limit's, from its route, once it ran). */
+  readonly names: string[];
+  on(event: 'backendError', listener: (event: BackendErrorEvent) => void): this;
+  on(event: 'backendRecovered', listener: (event: { errors: number; limits: string[] }) => void): this;
+  off(event: 'backendError' | 'backendRecovered', listener: (event: any) => void): this;
 }
 
 export function rateLimit(options?: RateLimitOptions): RateLimitMiddleware;
 
-declare const sluicegate: {
-  Limiter: typeof Limiter;
-  KeyedLimiter: typeof KeyedLimiter;
-  RedisLimiter: typeof RedisLimiter;
-  ManualClock: typeof ManualClock;
-  rateLimit: typeof rateLimit;
-  throttle: typeof throttle;
-};
-export default sluicegate;
+/** `import rateLimit from 'sluicegate'`, as express-rate-limit's default export. */
+export default rateLimit;
+
+// As express-rate-limit's types: `req.rateLimit` on express's Request (and any framework's
+// that uses the `Express` namespace), set by the middleware on the requests it decides.
+declare global {
+  namespace Express {
+    interface Request {
+      rateLimit: RateLimitInfo;
+    }
+  }
+}

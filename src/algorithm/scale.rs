@@ -76,16 +76,22 @@ impl Scale {
         }
     }
 
-    /// `floor(t * num / den) < units`, without computing the floor: `t * num < units * den`
-    /// (two independent multiplies instead of a dependent chain).
+    /// `floor(t * num / den) < units`, for `t <= MAX_NANOS`. The fractional case (the token
+    /// bucket's deny test) takes `q`, the floor or one below it, from one multiply by `m`:
+    /// `q + 1 < units` (a denial's usual answer) and `q >= units` decide, and only
+    /// `q + 1 == units` is settled exactly (`t * num < units * den`).
     #[inline(always)]
     pub(crate) fn before(&self, t: u64, units: u64) -> bool {
         match *self {
-            Scale::Identity => t < units,
-            Scale::Whole(num) => u128::from(t) * u128::from(num) < u128::from(units),
-            Scale::Fraction { num, den, .. } => {
-                u128::from(t) * u128::from(num) < u128::from(units) * u128::from(den)
+            Scale::Fraction { m, num, den } => {
+                let q = ((u128::from(t) * u128::from(m)) >> 62) as u64;
+                // `q + 1` cannot wrap: `t * num / den < 2^64 - 4` (`t < 2^62`, `num / den < 4`).
+                q + 1 < units
+                    || (q < units
+                        && u128::from(t) * u128::from(num) < u128::from(units) * u128::from(den))
             }
+            Scale::Whole(num) => u128::from(t) * u128::from(num) < u128::from(units),
+            Scale::Identity => t < units,
         }
     }
 
@@ -169,6 +175,43 @@ mod tests {
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
                 check(seed & MAX_NANOS);
+            }
+        }
+    }
+
+    /// `before` is `floor < units` exactly, around the floor where the shortcut cannot decide.
+    #[test]
+    fn before_matches_the_exact_floor() {
+        let ratios = [
+            (1u64, 1u64),
+            (3, 1),
+            (2048 * 7, 1_000_000_000),
+            (5, 2),
+            (1 << 23, 86_400_000_000_000),
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for (num, den) in ratios {
+            let scale = Scale::new(num, den).unwrap();
+            let g = gcd(num, den);
+            for _ in 0..20_000 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let t = seed & MAX_NANOS;
+                let floor = exact(t, num / g, den / g).0;
+                for units in [
+                    floor.saturating_sub(2),
+                    floor.saturating_sub(1),
+                    floor,
+                    floor + 1,
+                    floor + 2,
+                ] {
+                    assert_eq!(
+                        scale.before(t, units),
+                        floor < units,
+                        "t={t} units={units} {num}/{den}"
+                    );
+                }
             }
         }
     }

@@ -171,6 +171,7 @@ pub(crate) fn summarize(
                 quota: 0,
                 remaining: 0,
                 reset: 1,
+                exact_reset: Duration::from_secs(1),
             },
             violated: 1,
         },
@@ -186,6 +187,7 @@ fn make_report(limit: usize, decision: &Decision, numbers: &Numbers, until: Dura
         quota,
         remaining: numbers.remaining.min(quota),
         reset: ceil_secs(until),
+        exact_reset: until,
     }
 }
 

@@ -83,7 +83,8 @@ impl RateLimitHeaders {
         let (report, retry_after) = match summarize(decided, allowed) {
             Outcome::Admit { report, .. } => (report, None),
             Outcome::Deny { report, .. } => (Some(report), Some(report.reset)),
-            Outcome::TableFull { .. } | Outcome::Failed { .. } => (None, Some(1)),
+            Outcome::TableFull { .. } => (None, Some(crate::TABLE_FULL_RETRY_AFTER.as_secs())),
+            Outcome::Failed { .. } => (None, Some(1)),
         };
         let ratelimit = report.map(|report| {
             let mut name = String::new();

@@ -61,8 +61,12 @@ pub const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset
 /// - `Draft6`: `RateLimit-Policy: 5;w=60` (the reported limit's), `RateLimit-Limit: 5`,
 ///   `RateLimit-Remaining: 4`, `RateLimit-Reset: 60`.
 /// - `Draft7`: `RateLimit-Policy: 5;w=60` and `RateLimit: limit=5, remaining=4, reset=60`.
-/// - `Draft8` and `Draft10` (the default): every limit's `RateLimit-Policy: "ip";q=5;w=60`
-///   and `RateLimit: "ip";r=4;t=60`, Structured Fields by name (draft-8's form is draft-10's).
+/// - `Draft8`: every limit's `RateLimit-Policy: "ip"; q=5; w=60; pk=:MmMyNmI0NmI2OGZm:` and
+///   `RateLimit: "ip"; r=4; t=60`, as express-rate-limit writes them: `pk`, the partition key,
+///   is the base64 of the first 12 hex digits of the SHA-256 of the request's key on that
+///   limit.
+/// - `Draft10` (the default): every limit's `RateLimit-Policy: "ip";q=5;w=60` and
+///   `RateLimit: "ip";r=4;t=60`, Structured Fields by name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HeaderDraft {
@@ -106,7 +110,7 @@ pub(crate) fn window_policy(quota: Quota) -> Option<HeaderValue> {
 }
 
 /// The largest Structured Field integer (15 digits).
-const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
+pub(crate) const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
 
 /// The longest limit name the layer takes, in characters, so that headers stay small.
 pub(crate) const MAX_NAME: usize = 64;
@@ -212,6 +216,9 @@ pub struct Report {
     pub remaining: u32,
     /// `t`: whole seconds until its quota comes back (on a `429`, `Retry-After`).
     pub reset: u64,
+    /// The exact time `reset` is rounded up from: for a front end that reports an instant
+    /// (express-rate-limit's `resetTime`), the same one for every request of a window.
+    pub exact_reset: Duration,
 }
 
 /// The `RateLimit` value: `"name";r=R;t=T`. `prefix` is the limit's name as a String item
@@ -279,6 +286,7 @@ impl RateLimitHeaders {
         settings: &super::limiter::Settings,
         report: Option<&Report>,
         retry_after: Option<u64>,
+        keys: &[super::key::KeyBuf],
     ) -> RateLimitHeaders {
         // A 429 carries Retry-After only beside some rate-limit header, as express-rate-limit,
         // slowapi and Flask-Limiter send it; a 503's (no report: a full table, a failed
@@ -296,7 +304,14 @@ impl RateLimitHeaders {
             return headers;
         }
         match settings.draft {
-            HeaderDraft::Draft8 | HeaderDraft::Draft10 => {
+            HeaderDraft::Draft8 => {
+                // Per request: the policy carries each limit's partition key.
+                headers.policy = super::draft8::policy(settings, keys);
+                headers.ratelimit = report.and_then(|report| {
+                    super::draft8::ratelimit(&settings.names[report.limit], report)
+                });
+            }
+            HeaderDraft::Draft10 => {
                 // A static value (see `policy_value`): cloning it copies a pointer.
                 headers.policy = settings.policy.clone();
                 headers.ratelimit =
@@ -486,8 +501,18 @@ mod tests {
             ("ratelimit-policy", r#""ip";q=5;w=60"#),
             ("ratelimit", r#""ip";r=4;t=60"#),
         ]);
-        assert_eq!(first_response(HeaderDraft::Draft8), draft10);
         assert_eq!(first_response(HeaderDraft::Draft10), draft10);
+        // express-rate-limit's spacing, and the partition key of the key "" (`Global`'s).
+        assert_eq!(
+            first_response(HeaderDraft::Draft8),
+            pairs(&[
+                (
+                    "ratelimit-policy",
+                    r#""ip"; q=5; w=60; pk=:ZTNiMGM0NDI5OGZj:"#
+                ),
+                ("ratelimit", r#""ip"; r=4; t=60"#),
+            ])
+        );
         assert_eq!("draft-7".parse(), Ok(HeaderDraft::Draft7));
         assert!("draft-9".parse::<HeaderDraft>().is_err());
     }
@@ -532,6 +557,7 @@ mod tests {
             quota: 5,
             remaining: 4,
             reset: 1,
+            exact_reset: Duration::from_millis(700),
         };
         assert_eq!(ratelimit_value("\"ip\"", &report), "\"ip\";r=4;t=1");
         // A name whose escaped form does not fit the stack buffer goes through the heap.

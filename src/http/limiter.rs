@@ -164,7 +164,9 @@ impl RequestLimiter {
                 }
             };
             return match decided {
-                Some(result) => Deciding::Now(settings.verdict(decide::single(result, on_error))),
+                Some(result) => Deciding::Now(
+                    settings.verdict(decide::single(result, on_error), std::slice::from_ref(&key)),
+                ),
                 None => self.later(Extracted {
                     keys: vec![key],
                     costs: vec![cost],
@@ -197,7 +199,7 @@ impl RequestLimiter {
                 decide::failed(None, error, on_error)
             }
         };
-        Deciding::Now(settings.verdict(outcome))
+        Deciding::Now(settings.verdict(outcome, &extracted.keys))
     }
 
     /// Decides in a boxed future: a remote backend's round trip.
@@ -213,7 +215,7 @@ impl RequestLimiter {
                 } else {
                     decide::all(&settings.limits, &keys, &costs, on_error).await
                 };
-            settings.verdict(outcome)
+            settings.verdict(outcome, &keys)
         })))
     }
 }
@@ -263,7 +265,7 @@ impl Settings {
                 limit: &spec.name,
                 error: &error,
             };
-            return Err(self.response(&rejection, self.headers(None, None)));
+            return Err(self.response(&rejection, self.headers(None, None, &[])));
         }
         let cost = spec.cost.of(request);
         if let Err(beyond) = Op::Check.within_capacity(cost, spec.backend.max_cost()) {
@@ -272,17 +274,18 @@ impl Settings {
                 cost,
                 capacity: beyond.capacity(),
             };
-            return Err(self.response(&rejection, self.headers(None, None)));
+            return Err(self.response(&rejection, self.headers(None, None, &[])));
         }
         Ok((key, cost))
     }
 
-    /// What `outcome` tells the front end.
+    /// What `outcome` tells the front end, for a request whose key on limit `i` is `keys[i]`
+    /// (empty when the keys were not found).
     #[inline]
-    pub(crate) fn verdict(&self, outcome: Outcome) -> Verdict {
+    pub(crate) fn verdict(&self, outcome: Outcome, keys: &[KeyBuf]) -> Verdict {
         match outcome {
             Outcome::Admit { report, wait } => Verdict::Pass {
-                headers: self.headers(report.as_ref(), None),
+                headers: self.headers(report.as_ref(), None, keys),
                 wait,
             },
             Outcome::Deny { report, violated } => {
@@ -294,28 +297,36 @@ impl Settings {
                     violated: &names,
                     retry_after: report.reset,
                 };
-                self.refuse(&rejection, self.headers(Some(&report), Some(report.reset)))
+                let headers = self.headers(Some(&report), Some(report.reset), keys);
+                self.refuse(&rejection, headers)
             }
             Outcome::TableFull { limit } => {
                 let rejection = Rejection::TableFull {
                     limit: &self.limits[limit].name,
                 };
-                self.refuse(&rejection, self.headers(None, Some(1)))
+                let retry = crate::TABLE_FULL_RETRY_AFTER.as_secs();
+                self.refuse(&rejection, self.headers(None, Some(retry), keys))
             }
             Outcome::Failed { limit, error } => {
                 let rejection = Rejection::BackendFailed {
                     limit: limit.map(|i| self.limits[i].name.as_str()),
                     error: &error,
                 };
-                self.refuse(&rejection, self.headers(None, Some(1)))
+                self.refuse(&rejection, self.headers(None, Some(1), keys))
             }
         }
     }
 
-    /// The headers for a response reporting `report`, with `retry_after` seconds.
+    /// The headers for a response reporting `report`, with `retry_after` seconds, to a
+    /// request of `keys`.
     #[inline]
-    fn headers(&self, report: Option<&Report>, retry_after: Option<u64>) -> RateLimitHeaders {
-        RateLimitHeaders::for_report(self, report, retry_after)
+    fn headers(
+        &self,
+        report: Option<&Report>,
+        retry_after: Option<u64>,
+        keys: &[KeyBuf],
+    ) -> RateLimitHeaders {
+        RateLimitHeaders::for_report(self, report, retry_after, keys)
     }
 
     /// Refuses with the response to `rejection`.

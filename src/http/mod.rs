@@ -109,6 +109,7 @@ mod builder;
 #[cfg(feature = "tokio")]
 pub mod client;
 mod decide;
+mod draft8;
 mod error;
 mod foreign;
 pub mod front_end;
@@ -120,6 +121,7 @@ mod layer;
 mod limit;
 mod limiter;
 mod on_backend_error;
+mod peer;
 mod policy;
 mod refund;
 mod rejection;
@@ -145,7 +147,8 @@ pub use key::{
 pub use layer::RateLimitLayer;
 pub use limit::{Cost, RequestLimit};
 pub use limiter::RequestLimiter;
-pub use on_backend_error::OnBackendError;
+pub use on_backend_error::{BackendErrorMode, OnBackendError};
+pub use peer::{Peer, MAX_PEER_NAME, UNIX_PEER_KEY, UNIX_PROXY_ENTRY};
 pub use policy::{redis_prefix, DEFAULT_MAX_KEYS};
 pub use refund::Refund;
 pub use rejection::Rejection;

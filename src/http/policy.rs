@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 /// The most keys an HTTP limit's in-process table holds unless told otherwise: a client
 /// sending a new key with every request (an `x-api-key` header it makes up) then fills a
-/// bounded table, whose new keys are refused while it is full (`Rejection::TableFull`, a `429`
-/// with `Retry-After: 1`), instead of growing the process without end.
+/// bounded table, whose new keys are refused while it is full (`Rejection::TableFull`, a `503`
+/// with `Retry-After: 1`: the server is at capacity, not the client over its limit), instead of
+/// growing the process without end.
 pub const DEFAULT_MAX_KEYS: usize = 1_000_000;
 
 /// An in-process backend running `algorithm` for `quota`: an
@@ -127,7 +128,7 @@ impl RequestLimit {
         url: &str,
         cluster: bool,
     ) -> Result<RequestLimit, BuildError> {
-        let backend = redis_backend(policy, url, cluster, true)
+        let backend = redis_backend(policy, url, cluster, Default::default(), false)
             .await
             .map_err(|e| redis_build_error(policy, e))?;
         RequestLimit::on_backend(policy, client_ip, backend)
@@ -145,16 +146,9 @@ impl RequestLimit {
         url: &str,
         cluster: bool,
     ) -> Result<RequestLimit, BuildError> {
-        use crate::redis::RedisError;
-        let backend = match redis_backend(policy, url, cluster, false).await {
-            Ok(backend) => backend,
-            Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => {
-                redis_backend(policy, url, cluster, true)
-                    .await
-                    .map_err(|e| redis_build_error(policy, e))?
-            }
-            Err(e) => return Err(redis_build_error(policy, e)),
-        };
+        let backend = redis_backend(policy, url, cluster, Default::default(), true)
+            .await
+            .map_err(|e| redis_build_error(policy, e))?;
         RequestLimit::on_backend(policy, client_ip, backend)
     }
 
@@ -170,22 +164,45 @@ impl RequestLimit {
     }
 }
 
-/// The Redis limiter behind an HTTP limit: under [`redis_prefix`], connected now or
-/// `lazy`.
+/// The Redis limiter behind the HTTP limit `policy`: under [`redis_prefix`], named after it,
+/// at `url` (a Cluster's seed nodes, comma-separated, when `cluster`), with the fallback
+/// `mode` asks for ([`BackendErrorMode::fallback`](super::BackendErrorMode::fallback):
+/// deciding in process while Redis cannot, for `local`). With `connect_first`, it connects
+/// first (a `PING` within the connect timeout) so that the first request is decided on
+/// Redis, and is built lazily all the same when Redis does not answer; else it is built
+/// lazily at once (its first decisions wait for a background probe's first answer, within
+/// the call timeout). Errors are a URL or option Redis refuses outright.
+///
+/// A front end keeps it (cheap to clone) for its counters ([`stats`], [`is_available`]) and
+/// builds its limit with `RequestLimit::new(name, backend)` keyed by [`key_extractor`].
+///
+/// [`stats`]: crate::redis::AnyRedisLimiter::stats
+/// [`is_available`]: crate::redis::AnyRedisLimiter::is_available
 #[cfg(feature = "redis")]
-async fn redis_backend(
+pub async fn redis_backend(
     policy: &Policy,
     url: &str,
     cluster: bool,
-    lazy: bool,
+    mode: super::BackendErrorMode,
+    connect_first: bool,
 ) -> Result<crate::redis::AnyRedisLimiter, crate::redis::RedisError> {
-    crate::redis::AnyRedisLimiter::builder(policy.quota, policy.algorithm, url)
-        .prefix(redis_prefix(&policy.name))
-        .name(policy.name.clone())
-        .cluster(cluster)
-        .lazy(lazy)
-        .connect()
-        .await
+    use crate::redis::RedisError;
+    let build = |lazy| {
+        crate::redis::AnyRedisLimiter::builder(policy.quota, policy.algorithm, url)
+            .prefix(redis_prefix(&policy.name))
+            .name(policy.name.clone())
+            .cluster(cluster)
+            .fallback(mode.fallback())
+            .lazy(lazy)
+            .connect()
+    };
+    if !connect_first {
+        return build(true).await;
+    }
+    match build(false).await {
+        Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => build(true).await,
+        connected => connected,
+    }
 }
 
 #[cfg(feature = "redis")]

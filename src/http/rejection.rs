@@ -141,10 +141,15 @@ impl fmt::Display for Rejection<'_> {
                 }
                 f.write_str("the rate limiter is unavailable; retry after 1 second")
             }
-            Rejection::TableFull { limit } => write!(
-                f,
-                "limit {limit:?} is tracking as many clients as it can; retry after 1 second"
-            ),
+            Rejection::TableFull { limit } => {
+                let seconds = crate::TABLE_FULL_RETRY_AFTER.as_secs();
+                let s = if seconds == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "limit {limit:?} is tracking as many clients as it can; retry after \
+                     {seconds} second{s}"
+                )
+            }
         }
     }
 }

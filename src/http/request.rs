@@ -1,6 +1,8 @@
-//! [`request_parts`]: a request as a front end outside Rust's HTTP stack knows it (a Node or
-//! Python server's), in the form a [`RequestLimiter`](super::RequestLimiter) reads.
+//! [`request_parts`] and [`request_parts_from`]: a request as a front end outside Rust's HTTP
+//! stack knows it (a Node or Python server's), in the form a
+//! [`RequestLimiter`](super::RequestLimiter) reads.
 
+use super::peer::Peer;
 use http::header::{HeaderName, HeaderValue};
 use http::request::Parts;
 use http::{Method, Request, Uri};
@@ -23,11 +25,58 @@ use std::net::SocketAddr;
 /// assert_eq!(parts.uri.path(), "/items");
 /// # Ok::<(), std::net::AddrParseError>(())
 /// ```
+///
+/// `None` records no peer: a limit keyed by client address then answers `500` (a setup
+/// error). A front end that may serve a peer without an IP address (a Unix socket) calls
+/// [`request_parts_from`] instead.
 pub fn request_parts<'a>(
     method: &str,
     uri: &str,
     headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
     peer: Option<SocketAddr>,
+) -> Parts {
+    let mut parts = parts_without_peer(method, uri, headers);
+    if let Some(peer) = peer {
+        parts.extensions.insert(peer);
+    }
+    parts
+}
+
+/// [`request_parts`] from any [`Peer`], the one a front end outside Rust's HTTP stack calls:
+/// an IP peer becomes the `SocketAddr` extension, one without an IP address (a Unix socket,
+/// a named host) the `Peer` extension, which [`ClientIp`](super::ClientIp) keys as [`Peer`]
+/// says, never with a `500`. Read the peer with [`Peer::from_host`].
+///
+/// ```
+/// use sluicegate::http::front_end::request_parts_from;
+/// use sluicegate::http::{ClientIp, KeyBuf, KeyExtractor, Peer};
+///
+/// let none: [(&[u8], &[u8]); 0] = [];
+/// let parts = request_parts_from("GET", "/", none, Peer::from_host(None, 0)); // a Unix socket
+/// let mut key = KeyBuf::new();
+/// ClientIp::new().extract(&parts, &mut key)?;
+/// assert_eq!(key.as_str(), "unix");
+/// # Ok::<(), sluicegate::http::KeyError>(())
+/// ```
+pub fn request_parts_from<'a>(
+    method: &str,
+    uri: &str,
+    headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    peer: Peer,
+) -> Parts {
+    let mut parts = parts_without_peer(method, uri, headers);
+    match peer.socket_addr() {
+        Some(address) => drop(parts.extensions.insert(address)),
+        None => drop(parts.extensions.insert(peer)),
+    }
+    parts
+}
+
+/// The parts of a request of `method` on `uri` with `headers`, without a peer.
+fn parts_without_peer<'a>(
+    method: &str,
+    uri: &str,
+    headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
 ) -> Parts {
     let (mut parts, ()) = Request::new(()).into_parts();
     parts.method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET);
@@ -38,9 +87,6 @@ pub fn request_parts<'a>(
         {
             parts.headers.append(name, value);
         }
-    }
-    if let Some(peer) = peer {
-        parts.extensions.insert(peer);
     }
     parts
 }

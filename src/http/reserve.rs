@@ -135,7 +135,7 @@ impl RequestLimiter {
                 );
                 let outcome = decide::failed(None, error, settings.on_backend_error);
                 Reserving::Now(Reserved {
-                    verdict: settings.verdict(outcome),
+                    verdict: settings.verdict(outcome, &[]),
                     refund: None,
                 })
             }
@@ -155,7 +155,7 @@ async fn reserve(settings: &Arc<Settings>, extracted: Extracted) -> Reserved {
         &mut kept,
     )
     .await;
-    let verdict = settings.verdict(outcome);
+    let verdict = settings.verdict(outcome, &keys);
     let refund = if verdict.passes() {
         // A cost of 0, or a backend that cannot undo, leaves nothing to give back.
         let held =

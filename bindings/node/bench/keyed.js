@@ -1,26 +1,39 @@
 'use strict';
 // KeyedLimiter.check decisions per second over 1,000 and 1,000,000 random keys, against
 // rate-limiter-flexible's RateLimiterMemory.consume and express-rate-limit's MemoryStore
-// .increment, in one process: alternated rounds, medians. Each is called the way a request
-// handler calls it: sluicegate synchronously, the other two awaited (their APIs return
-// Promises). The quotas are generous, so that every library takes its admitting path.
-// sluicegate runs twice: GCRA (its default; a key's state is fresh again a microsecond after
-// its check, so the engine drops idle keys and inserts them again) and the fixed window the
-// other two count (a key's state lives until its window ends, as theirs do).
+// .increment, and against the floor of any native keyed check, in one process: alternated
+// rounds, medians. Each is called the way a request handler calls it: sluicegate
+// synchronously, the other two awaited (their APIs return Promises). The quotas are generous,
+// so that every library takes its admitting path. sluicegate runs twice: GCRA (its default;
+// a key's state is fresh again a microsecond after its check, so the engine drops idle keys
+// and inserts them again) and the fixed window the other two count (a key's state lives until
+// its window ends, as theirs do).
 //
-// Keys: random letters and digits of 8, 15, 36 and 40 characters (a 1,000,000-key round
-// checks each key about once: mostly new keys, inserted).
+// The floor: `benchFloor(key)`, a native function exported for this bench alone that reads
+// the key's UTF-16 code units as a check does and decides nothing, then a `Map.get` of the key
+// in a Map holding every key of the round's space: what a native call taking the string plus
+// a JavaScript hash lookup cost, the least a native keyed check can cost.
 //
-//   node bench/keyed.js [rounds] [lengths, e.g. 8,15,36,40 or 0 for user:<n>]
+// Keys (a 1,000,000-key round checks each key about once: mostly new keys, inserted):
+// `b36`: `user:<base36>`, 13-14 characters; `0`: `user:<n>`; a number: random letters and
+// digits of that many characters.
+//
+//   node bench/keyed.js [rounds] [shapes, e.g. b36 or b36,8,40]
+//
+// Prints Markdown, and `headline:` lines that scripts/bench_report.py reads.
 
 const { RateLimiterMemory } = require('rate-limiter-flexible');
 const { MemoryStore } = require('express-rate-limit');
 const { KeyedLimiter } = require('..');
+const { benchFloor } = require('../lib/native');
 const { alternateAsync, median, machine, randomKeys } = require('./support');
 
 const ROUNDS = Number(process.argv[2] || 7);
-// Key lengths in characters (0: `user:<n>`), e.g. `node bench/keyed.js 7 8,40`.
-const LENGTHS = (process.argv[3] || '8,15,36,40').split(',').map(Number);
+const SHAPES = (process.argv[3] || 'b36').split(',').map((s) => (s === 'b36' ? -1 : Number(s)));
+
+const OURS = 'sluicegate KeyedLimiter.check';
+const FLEXIBLE = 'rate-limiter-flexible consume';
+const FLOOR = 'floor: native call + Map.get';
 
 async function run(space, checks, length) {
   const keys = randomKeys(space, checks, 42, length);
@@ -30,9 +43,11 @@ async function run(space, checks, length) {
   const flexible = new RateLimiterMemory({ points: 1_000_000, duration: 1 });
   const store = new MemoryStore();
   store.init({ windowMs: 1000 });
+  const map = new Map();
+  for (const key of new Set(keys)) map.set(key, 1);
   let sink = 0;
   const cases = [
-    ['sluicegate KeyedLimiter.check', async () => {
+    [OURS, async () => {
       for (let i = 0; i < checks; i++) sink += sluicegate.check(keys[i]).remaining;
       return checks;
     }],
@@ -40,7 +55,7 @@ async function run(space, checks, length) {
       for (let i = 0; i < checks; i++) sink += windowed.check(keys[i]).remaining;
       return checks;
     }],
-    ['rate-limiter-flexible consume', async () => {
+    [FLEXIBLE, async () => {
       for (let i = 0; i < checks; i++) sink += (await flexible.consume(keys[i])).remainingPoints;
       return checks;
     }],
@@ -48,24 +63,34 @@ async function run(space, checks, length) {
       for (let i = 0; i < checks; i++) sink += (await store.increment(keys[i])).totalHits;
       return checks;
     }],
+    [FLOOR, async () => {
+      for (let i = 0; i < checks; i++) if (benchFloor(keys[i])) sink += map.get(keys[i]);
+      return checks;
+    }],
   ];
   const results = await alternateAsync(cases, ROUNDS);
   store.shutdown();
-  const base = median(results['rate-limiter-flexible consume']);
-  const spelled = length ? `random keys of ${length} characters` : '`user:<n>` keys';
-  console.log(`\n${space.toLocaleString('en')} ${spelled}, ${checks.toLocaleString('en')} checks a round, ${ROUNDS} rounds:`);
+  const base = median(results[FLEXIBLE]);
+  const floor = median(results[FLOOR]);
+  const ours = median(results[OURS]);
+  const spelled = length < 0 ? '`user:<base36>` keys (13-14 characters)'
+    : length ? `random keys of ${length} characters` : '`user:<n>` keys';
+  console.log(`\n${space.toLocaleString('en')} ${spelled}, ${checks.toLocaleString('en')} checks a round, ${ROUNDS} rounds, medians:\n`);
+  console.log('| contender | decisions/s | ns a decision | against rate-limiter-flexible |');
+  console.log('|---|--:|--:|--:|');
   for (const [name, perSecond] of Object.entries(results)) {
     const m = median(perSecond);
-    console.log(
-      `  ${name.padEnd(30)} ${(m / 1e6).toFixed(2).padStart(6)} M/s  ${(1e9 / m).toFixed(0).padStart(5)} ns/decision  ${(m / base).toFixed(1).padStart(5)}x rate-limiter-flexible`,
-    );
+    console.log(`| ${name} | ${(m / 1e6).toFixed(2)} M | ${(1e9 / m).toFixed(0)} | ${(m / base).toFixed(1)}x |`);
   }
+  console.log(`\nsluicegate KeyedLimiter.check takes ${(floor / ours).toFixed(2)}x the floor's time.`);
+  const id = `node-keyed-${space}-${length < 0 ? 'b36' : length}`;
+  console.log(`headline: ${id}: ${(ours / base).toFixed(1)}x rate-limiter-flexible's decisions/s (${(1e9 / ours).toFixed(0)} ns against ${(1e9 / base).toFixed(0)}); ${(floor / ours).toFixed(2)}x the floor's time | native call + Map.get ${(1e9 / floor).toFixed(0)} ns`);
   return sink;
 }
 
 (async () => {
-  console.log(`# KeyedLimiter.check vs rate-limiter-flexible and express-rate-limit; ${machine()}`);
-  for (const length of LENGTHS) {
+  console.log(`KeyedLimiter.check against rate-limiter-flexible and express-rate-limit; ${machine()}.`);
+  for (const length of SHAPES) {
     await run(1_000, 1_000_000, length);
     await run(1_000_000, 1_000_000, length);
   }

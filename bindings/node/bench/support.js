@@ -51,18 +51,31 @@ function machine() {
   return `${cpus.length} x ${cpus[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${os.platform()}-${os.arch()}`;
 }
 
-/** `n` random keys of `user:<number>`, made up front so that making them is not timed. */
-// `n` keys drawn from `space` distinct ones. Without `length`, `user:<id>`; with it, keys of
-// exactly `length` characters: random letters and digits, as API keys and tokens are.
+/** `n` keys drawn at random from `space` distinct ones, made up front so that making them is
+ * not timed. `length` 0: `user:<id>`; -1: `user:<base36>`, a random 8- or 9-digit base-36 id
+ * (13 or 14 characters in all); above 0: exactly `length` random letters and digits, as API
+ * keys and tokens are. */
 function randomKeys(space, n, seed = 42, length = 0) {
   let x = seed >>> 0;
   const keys = new Array(n);
-  const spelled = length > 0 ? spellings(space, length) : null;
+  const spelled = length > 0 ? spellings(space, length) : length < 0 ? base36Ids(space) : null;
   for (let i = 0; i < n; i++) {
     x = (Math.imul(x, 1664525) + 1013904223) >>> 0; // a fixed LCG: the same keys every run
     keys[i] = spelled ? spelled[x % space] : `user:${x % space}`;
   }
   return keys;
+}
+
+// `space` distinct `user:<base36>` keys: a random id between 2^37 and 2^46 (8 or 9 base-36
+// digits), with the key's index in its low bits so that they stay distinct.
+function base36Ids(space) {
+  const out = new Array(space);
+  let x = 987654321;
+  for (let id = 0; id < space; id++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    out[id] = `user:${((x % 65536) * 2 ** 30 + 2 ** 37 + id).toString(36)}`;
+  }
+  return out;
 }
 
 // `space` distinct random strings of `length` characters (the id in base 36 at the end, so

@@ -36,7 +36,9 @@ function limitOptions(options, what) {
         `'sliding-window', 'sliding-log', got ${describe(algorithm)}`,
     );
   }
-  return { quota, algorithm };
+  // The library reads the name (any case, `_` for `-`) and says it its way: `.algorithm`
+  // reports 'sliding-window' for 'Sliding_Window', and an unknown name is its error.
+  return { quota, algorithm: built(() => require('./native').algorithmName(algorithm)) };
 }
 
 /** A whole number within `min`..`max`, or `fallback` when undefined. */

@@ -42,13 +42,39 @@ function time(ms, what) {
   return ms;
 }
 
-/** The native clock of `clock` (a ManualClock), null when undefined; a TypeError otherwise. */
+/**
+ * A clock that follows `Date.now()`: a test aid. Jest's and sinon's fake timers replace
+ * `Date.now()`, so a limit on this clock moves with them (`jest.advanceTimersByTime(60_000)`
+ * ends a one-minute window), where the engine's own clock reads the machine's. Each check on
+ * it first sets it to `Date.now()` (milliseconds; a time set back is read as no time passing).
+ * Not for production: `Date.now()` is coarser than the engine's clock and follows every
+ * adjustment of the system clock.
+ */
+class DateClock extends ManualClock {
+  constructor() {
+    super(Date.now());
+  }
+
+  /** Sets the clock to `Date.now()`. */
+  sync() {
+    this.set(Date.now());
+  }
+}
+
+/** The native clock of `clock` (a ManualClock or DateClock), null when undefined; a TypeError otherwise. */
 function nativeClock(clock, what) {
   if (clock === undefined || clock === null) return null;
   if (!(clock instanceof ManualClock)) {
-    throw new TypeError(`${what}: \`clock\` must be a ManualClock, got ${describe(clock)}`);
+    throw new TypeError(`${what}: \`clock\` must be a ManualClock or a DateClock, got ${describe(clock)}`);
   }
   return nativeOf(clock);
 }
 
-module.exports = { ManualClock, nativeClock };
+/** What brings `clock` up to date before each check: `Date.now()` for a DateClock, else nothing (null). */
+function syncOf(clock) {
+  if (!(clock instanceof DateClock)) return null;
+  const native = nativeOf(clock);
+  return () => native.set(Date.now());
+}
+
+module.exports = { ManualClock, DateClock, nativeClock, syncOf };

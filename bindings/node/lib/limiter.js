@@ -7,7 +7,7 @@ const native = require('./native');
 const { limiterCheck, limiterDecide, keyedCheck, keyedDecide } = native;
 const { OUT, decision } = require('./decision');
 const { cost, badKey, limitOptions, wholeNumber, knownOptions, built } = require('./args');
-const { nativeClock } = require('./clock');
+const { nativeClock, syncOf } = require('./clock');
 
 const CHECK = 0;
 const PEEK = 1;
@@ -16,30 +16,36 @@ const HIT = 2;
 class Limiter {
   /** The native limiter: an external handle. */
   #native;
+  /** Brings a DateClock up to date before each call; null for any other clock. */
+  #sync;
 
-  /** `{ quota, algorithm = 'gcra', clock }`: one limit for everything. */
+  /** `{ quota, algorithm = 'gcra', clock }`: one limit for everything (`clock`: a ManualClock or a DateClock, for tests). */
   constructor(options) {
     const { quota, algorithm } = limitOptions(options, 'new Limiter(options)');
     knownOptions(options, ['quota', 'algorithm', 'clock'], 'new Limiter(options)');
     const clock = nativeClock(options.clock, 'new Limiter(options)');
     this.#native = built(() => native.newLimiter(quota, algorithm, clock, OUT));
+    this.#sync = syncOf(options.clock);
     this.quota = quota;
     this.algorithm = algorithm;
   }
 
   /** Decides a request of `n` (default 1), consuming it when allowed. */
   check(n) {
+    if (this.#sync !== null) this.#sync();
     if (n === undefined) return decision(limiterCheck(this.#native));
     return decision(limiterDecide(this.#native, CHECK, cost(n)));
   }
 
   /** The answer `check(n)` would give now, consuming nothing. */
   peek(n) {
+    if (this.#sync !== null) this.#sync();
     return decision(limiterDecide(this.#native, PEEK, cost(n)));
   }
 
   /** Records `n` (default 1) whatever the answer; the decision says whether it was within the limit. */
   hit(n) {
+    if (this.#sync !== null) this.#sync();
     return decision(limiterDecide(this.#native, HIT, cost(n)));
   }
 
@@ -52,6 +58,8 @@ class Limiter {
 class KeyedLimiter {
   /** The native limiter: an external handle. */
   #native;
+  /** Brings a DateClock up to date before each call; null for any other clock. */
+  #sync;
 
   /** `{ quota, algorithm = 'gcra', clock, maxKeys }`: a limit per string key. */
   constructor(options) {
@@ -60,6 +68,7 @@ class KeyedLimiter {
     const maxKeys = wholeNumber(options.maxKeys, 'maxKeys', 1, 0xffffffff, 0);
     const clock = nativeClock(options.clock, 'new KeyedLimiter(options)');
     this.#native = built(() => native.newKeyed(quota, algorithm, clock, maxKeys, OUT));
+    this.#sync = syncOf(options.clock);
     this.quota = quota;
     this.algorithm = algorithm;
   }
@@ -67,6 +76,7 @@ class KeyedLimiter {
   /** Decides a request of `n` (default 1) for `key`, consuming it when allowed. */
   check(key, n) {
     if (typeof key !== 'string') throw badKey(key);
+    if (this.#sync !== null) this.#sync();
     if (n === undefined) return decision(keyedCheck(this.#native, key));
     return decision(keyedDecide(this.#native, key, CHECK, cost(n)));
   }
@@ -74,12 +84,14 @@ class KeyedLimiter {
   /** The answer `check(key, n)` would give now, consuming nothing. */
   peek(key, n) {
     if (typeof key !== 'string') throw badKey(key);
+    if (this.#sync !== null) this.#sync();
     return decision(keyedDecide(this.#native, key, PEEK, cost(n)));
   }
 
   /** Records `n` (default 1) for `key` whatever the answer. */
   hit(key, n) {
     if (typeof key !== 'string') throw badKey(key);
+    if (this.#sync !== null) this.#sync();
     return decision(keyedDecide(this.#native, key, HIT, cost(n)));
   }
 

@@ -9,30 +9,57 @@
 // is in process; a Promise when one is on Redis.
 
 const native = require('./native');
-const { normalize } = require('./ratelimit_options');
+const { normalize, unknownDraftWarning } = require('./ratelimit_options');
 const { setHeaders } = require('./verdict');
 const { describe, built } = require('./args');
 const { tiered } = require('./ratelimit_tiers');
 const { callError } = require('./redis');
 const { refunding } = require('./ratelimit_refund');
+const { nativeClock, syncOf } = require('./clock');
+const { Outage } = require('./ratelimit_outage');
+const { warnings } = require('./ratelimit_warnings');
+const { routeName, renamed } = require('./ratelimit_route');
 
 const { httpDecide } = native;
 
 /** Where the native side writes a verdict decided at once, in src/http_limiter.rs's order:
  * status (0: pass), wait (ms), then what the headers report: the limit's index (-1: none),
- * its quota, remaining, and the seconds until it resets. */
-const VERDICT = new Float64Array(6);
+ * its quota, remaining, the seconds until it resets, and that instant (ms since the epoch). */
+const VERDICT = new Float64Array(7);
 
 function rateLimit(options = {}) {
   if (typeof options?.limit === 'function' || typeof options?.max === 'function') return tiered(options, rateLimit);
-  const o = normalize(options);
-  const handle = built(() => native.newHttpLimiter(o.native, VERDICT));
-  const { keyFunctions, skip, names, requestPropertyName, statusCode, handler, message } = o;
+  let o = normalize(options);
+  const clock = nativeClock(o.clock, 'rateLimit(options)');
+  const sync = syncOf(o.clock);
+  // An unnamed limit on Redis is built when its first request names it (lib/ratelimit_route.js);
+  // until then an in-process twin checks the options now, where the middleware is made.
+  const build = (opts) => built(() => native.newHttpLimiter(opts.native, VERDICT, clock));
+  let named = o.autoName === null;
+  let handle = build(named ? o : { ...o, native: { ...o.native, redis: undefined } });
+  const { skip, requestPropertyName, statusCode, handler, message } = o;
+  let { keyFunctions, names } = o;
   const count = names.length;
   const custom = handler !== null || message !== undefined;
   const used = Object.freeze({ ...options, statusCode, requestPropertyName, message });
   // skipFailedRequests / skipSuccessfulRequests: each request watched, and decided keeping its refund.
   const watch = refunding(o);
+  const outage = new Outage(o.logger, o.native.onBackendError, () => names, () => native.httpBackend(handle).available);
+  const warn = warnings(() => handle, o);
+  const draft8 = o.native.headersDraft === 'draft-8';
+  if (o.unknownDraft !== undefined && o.validate.headersDraftVersion) {
+    process.emitWarning(unknownDraftWarning(o.unknownDraft), { code: 'SLUICEGATE_HEADERS_DRAFT' });
+  }
+
+  /** Settles the limit's name at its first request (its route's, if it runs on one), or at
+   * a first `resetKey`/`getKey` before any request (`req` undefined: no route). */
+  function nameFrom(req) {
+    named = true;
+    const name = req === undefined ? null : routeName(req);
+    if (name !== null) o = renamed(o, o.autoName, name);
+    handle = build(o);
+    ({ keyFunctions, names } = o);
+  }
 
   /** Decides with `keys` (the functions' keys, or undefined) and answers; `keep` takes the
    * refund of a request that passed, when responses may give requests back. */
@@ -40,37 +67,39 @@ function rateLimit(options = {}) {
     const socket = req.socket;
     let verdict;
     try {
+      if (sync !== null) sync();
       verdict = httpDecide(handle, req.method, req.originalUrl ?? req.url, req.rawHeaders, socket?.remoteAddress, socket?.remotePort, keys, keep !== undefined);
     } catch (error) {
       return next(error);
     }
     if (typeof verdict === 'string') {
-      return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict, VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
+      return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict, VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[6]);
     }
     if (Array.isArray(verdict)) {
       // [text, refund]: passed at once, with what giving it back takes.
       keep(verdict[1]);
-      return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict[0], VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[5]);
+      return settle(req, res, next, keys, VERDICT[0], VERDICT[1], verdict[0], VERDICT[2], VERDICT[3], VERDICT[4], VERDICT[6]);
     }
     verdict.then(
       (v) => {
+        outage.check(v.backendErrors);
         if (v.refund !== undefined) keep(v.refund);
-        settle(req, res, next, keys, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.reset);
+        settle(req, res, next, keys, v.status, v.wait, v.text, v.limit, v.quota, v.remaining, v.resetAt);
       },
       (error) => next(error),
     );
   }
 
   /** Puts the verdict on the response: passes on (after a leaky bucket's wait) or refuses. */
-  function settle(req, res, next, keys, status, wait, text, limit, quota, remaining, reset) {
+  function settle(req, res, next, keys, status, wait, text, limit, quota, remaining, resetAt) {
     // The first line: the key the reported limit counted the request under (the library's
     // extractor's), empty for a limit a function keys, whose key is the function's.
     const eol = text.indexOf('\n');
     if (limit >= 0) {
       const key = keys?.[limit] ?? text.slice(0, eol);
-      req[requestPropertyName] = new RateLimitInfo(names[limit], quota, remaining, reset, key);
+      req[requestPropertyName] = new RateLimitInfo(names[limit], quota, remaining, resetAt, key);
     }
-    const body = setHeaders(res, text, eol + 1);
+    const body = setHeaders(res, text, eol + 1, status !== 0, draft8);
     if (status === 0) {
       if (wait > 0) hold(next, wait);
       else next();
@@ -85,8 +114,9 @@ function rateLimit(options = {}) {
   function overLimit(req, res, next, body) {
     res.removeHeader('content-type');
     if (handler !== null) {
-      // As express-rate-limit calls it; `message` is the library's sentence unless given.
-      return handler(req, res, next, message === undefined ? { ...used, message: body } : used);
+      // As express-rate-limit calls it; `message` is the library's sentence (without the
+      // body's line end) unless given.
+      return handler(req, res, next, message === undefined ? { ...used, message: body.replace(/\n$/, '') } : used);
     }
     res.statusCode = statusCode;
     const value = typeof message === 'function' ? message(req, res) : message;
@@ -132,6 +162,14 @@ function rateLimit(options = {}) {
   }
 
   const middleware = function rateLimitMiddleware(req, res, next) {
+    if (!named) {
+      try {
+        nameFrom(req);
+      } catch (error) {
+        return next(error);
+      }
+    }
+    warn(req);
     // Watched from the start, as express-rate-limit does: a client may leave while `skip`, a
     // key function or Redis is being awaited.
     const keep = watch === null ? undefined : watch(req, res);
@@ -155,6 +193,7 @@ function rateLimit(options = {}) {
    * any limit held it. */
   middleware.resetKey = (key) => {
     if (typeof key !== 'string') return Promise.reject(new TypeError(`rateLimit: resetKey(key): a key must be a string, got ${describe(key)}`));
+    if (!named) nameFrom(undefined);
     return native.httpReset(handle, key);
   };
   /** express-rate-limit's `getKey`: `{ totalHits, resetTime }` of `key` on the limit named
@@ -162,14 +201,33 @@ function rateLimit(options = {}) {
    * undefined when the limit holds no hits for it; a Promise. */
   middleware.getKey = (key, name) => {
     if (typeof key !== 'string') return Promise.reject(new TypeError(`rateLimit: getKey(key): a key must be a string, got ${describe(key)}`));
+    if (!named) nameFrom(undefined);
     const index = name === undefined ? 0 : names.indexOf(name);
     if (index < 0) return Promise.reject(new TypeError(`rateLimit: getKey(key, name): no limit is named ${describe(name)}; the limits are ${names.map((n) => JSON.stringify(n)).join(', ')}`));
+    if (sync !== null) sync();
     return native.httpPeek(handle, index, key).then((a) => {
       if (a.error != null) throw callError(a.error, a.message);
       if (a.used === 0) return undefined;
-      return { totalHits: a.used, resetTime: new Date(Date.now() + a.resetAfter) };
+      return { totalHits: a.used, resetTime: new Date(a.resetAt) };
     });
   };
+  // Backend failures (limits on Redis): the library's counters, and events to subscribe to.
+  Object.defineProperties(middleware, {
+    /** Requests Redis could not decide since the limits were built (0 in process). */
+    backendErrors: { get: () => native.httpBackend(handle).errors },
+    /** Of those, the requests decided in this process (`onBackendError: 'local'`). */
+    backendFallbacks: { get: () => native.httpBackend(handle).fallbacks },
+    /** False while Redis is known to be unreachable (true in process). */
+    backendAvailable: { get: () => native.httpBackend(handle).available },
+    /** The limits' names, as the headers and Redis know them (an unnamed limit's, from its route, once it ran). */
+    names: { get: () => names.slice() },
+  });
+  for (const method of ['on', 'off']) {
+    middleware[method] = (event, listener) => {
+      outage.events[method](event, listener);
+      return middleware;
+    };
+  }
   return middleware;
 }
 
@@ -178,17 +236,19 @@ function rateLimit(options = {}) {
 class RateLimitInfo {
   #resetAt;
 
-  constructor(name, limit, remaining, reset, key) {
+  constructor(name, limit, remaining, resetAt, key) {
     this.name = name;
     this.limit = limit;
     this.used = limit - remaining;
     this.current = this.used; // express-rate-limit's name for it
     this.remaining = remaining;
     this.key = key; // the key the limit counted the request under
-    this.#resetAt = Date.now() + reset * 1000;
+    this.#resetAt = resetAt;
   }
 
-  /** When the limit's quota is back (the header's `t`, whole seconds, from the decision). */
+  /** When the limit's quota is back: the instant the header's `t` rounds up to seconds, the
+   * same for every request of a fixed window (the library's, on the limiter's clock), as
+   * `getKey` reports it. */
   get resetTime() {
     return new Date(this.#resetAt);
   }
@@ -224,4 +284,4 @@ function send(res, value) {
   }
 }
 
-module.exports = { rateLimit };
+module.exports = { rateLimit, RateLimitInfo };

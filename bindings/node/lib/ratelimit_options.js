@@ -15,7 +15,6 @@ const UNSUPPORTED = {
   store: "a store is sluicegate's own: give `redis: 'redis://host:6379/'` to share limits through Redis",
   passOnStoreError: "use `onBackendError: 'allow'` (the default: requests pass while Redis is down) or 'deny' (503 with Retry-After: 1)",
   retryAfter: "Retry-After is the engine's exact time until the request would be admitted, rounded up to seconds",
-  logger: 'nothing is logged: a backend failure is answered as `onBackendError` says',
   headers: 'use `legacyHeaders`',
 };
 
@@ -24,6 +23,7 @@ const KNOWN = new Set([
   'limits', 'trustedProxies', 'forwardedHeaders', 'ipv6Prefix', 'ipv6Subnet', 'redis', 'redisCluster',
   'onBackendError', 'standardHeaders', 'legacyHeaders', 'skip', 'handler', 'message', 'statusCode',
   'requestPropertyName', 'validate', 'maxKeys', 'skipFailedRequests', 'skipSuccessfulRequests', 'requestWasSuccessful',
+  'logger', 'clock',
 ]);
 
 /** The shorthand's options: one limit, given at the top level. */
@@ -53,10 +53,10 @@ function normalize(options = {}) {
     throw new TypeError(`${WHAT}: \`${options.redis !== undefined ? 'redis' : 'redisCluster'}\` must be a URL string such as 'redis://127.0.0.1:6379/', got ${describe(redisUrl)}`);
   }
   // Their values are read by the library (the spellings Rust and Python accept), only their type here.
-  const onBackendError = text(options.onBackendError, 'onBackendError', "'allow' or 'deny'", 'allow');
+  const onBackendError = text(options.onBackendError, 'onBackendError', "'allow', 'deny' or 'local'", 'allow');
   const forwardedHeaders = text(options.forwardedHeaders, 'forwardedHeaders', "'x-forwarded-for', 'forwarded' or 'both'", 'x-forwarded-for');
   const native = {
-    limits: limits.map(({ fn, ...limit }) => limit),
+    limits: limits.map(({ fn, autoNamed, baseName, ...limit }) => limit),
     trustedProxies: trustedProxies(options.trustedProxies),
     forwardedHeaders,
     ipv6Prefix: ipv6Prefix(options),
@@ -64,7 +64,8 @@ function normalize(options = {}) {
     redisCluster: options.redisCluster !== undefined,
     onBackendError,
     ...standardHeaders(options.standardHeaders),
-    legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders', false),
+    // On by default, as in express-rate-limit since v7 (the version this package follows).
+    legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders', true),
     // Keys each in-process limit holds at most: the library's default bound (1,000,000) unless given.
     maxKeys: wholeNumber(options.maxKeys, 'maxKeys', 1, 0xffffffff, undefined),
   };
@@ -73,8 +74,17 @@ function normalize(options = {}) {
   if (typeof requestPropertyName !== 'string' || requestPropertyName === '') {
     throw new TypeError(`${WHAT}: \`requestPropertyName\` must be a non-empty string, got ${describe(requestPropertyName)}`);
   }
+  const unknownDraft = native.unknownDraft;
+  delete native.unknownDraft;
   return {
     native,
+    // The shorthand without a name, on Redis, is named when it first runs on a route
+    // (lib/ratelimit_route.js); in process its tables are its own whatever its name.
+    autoName: limits[0].autoNamed && redisUrl !== undefined ? limits[0].baseName : null,
+    unknownDraft,
+    validate: validations(options.validate),
+    logger: logger(options.logger),
+    clock: options.clock,
     keyFunctions: keyFunctions.length > 0 ? keyFunctions : null,
     names: limits.map((l) => l.name),
     skip: optionalFunction(options.skip, 'skip'),
@@ -94,7 +104,7 @@ function limitsOf(options) {
   const shorthand = Object.keys(options).filter((name) => SHORTHAND.has(name));
   if (options.limits === undefined) {
     const one = shorthandLimit(options);
-    return parts(limit(one, WHAT, one.closed));
+    return parts({ ...limit(one, WHAT, one.closed), autoNamed: one.autoNamed, baseName: one.name });
   }
   if (shorthand.length > 0) {
     throw new TypeError(`${WHAT}: give \`limits\` or one limit's options (${shorthand.map((n) => `\`${n}\``).join(', ')}), not both`);
@@ -146,6 +156,7 @@ function shorthandLimit(options) {
   let quota = options.quota;
   let algorithm = options.algorithm;
   let closed = false;
+  let draft8Name;
   if (windowed) {
     const count = wholeNumber(options.limit ?? options.max, options.max !== undefined ? 'max' : 'limit', 0, 0xffffffff, 5); // express-rate-limit's defaults
     const windowMs = wholeNumber(options.windowMs, 'windowMs', 1, Number.MAX_SAFE_INTEGER, 60_000);
@@ -154,12 +165,28 @@ function shorthandLimit(options) {
     closed = count === 0;
     quota = `${closed ? 1 : count}/${windowMs}ms`;
     algorithm ??= 'fixed-window';
+    if (options.standardHeaders === 'draft-8') draft8Name = identifier(count, windowMs);
   }
   if (quota === undefined) throw new TypeError(`${WHAT}: give \`limits\`, or one limit's \`quota\` such as '5/second'`);
   const key = options.key ?? options.keyGenerator ?? 'ip';
-  const name = options.name ?? options.identifier ?? (typeof key === 'string' ? key : 'key');
+  const name = options.name ?? options.identifier ?? draft8Name ?? (typeof key === 'string' ? key : 'key');
   if (typeof name !== 'string') throw new TypeError(`${WHAT}: \`name\` must be a string, got ${describe(name)}`);
-  return { name, key, quota, algorithm, cost: options.cost, closed, windowed };
+  // Named by nothing the user wrote: the name may come from the route (lib/ratelimit_route.js).
+  const autoNamed = options.name === undefined && options.identifier === undefined && draft8Name === undefined;
+  return { name, key, quota, algorithm, cost: options.cost, closed, windowed, autoNamed };
+}
+
+/**
+ * express-rate-limit's default `identifier`, the quota's name in draft-8's headers:
+ * `5-in-1min`, `100-in-2hrs` for `limit` requests per `windowMs`.
+ */
+function identifier(limit, windowMs) {
+  const seconds = windowMs / 1000;
+  const [value, unit] = seconds < 60 ? [seconds, 'sec']
+    : seconds < 3600 ? [seconds / 60, 'min']
+      : seconds < 86400 ? [seconds / 3600, 'hr'] : [seconds / 86400, 'day'];
+  const plural = unit !== 'sec' && unit !== 'min' && value > 1 ? 's' : '';
+  return `${limit}-in-${value}${unit}${plural}`;
 }
 
 /** One limit as the native side takes it, with `fn` when a function computes its key;
@@ -220,10 +247,43 @@ function standardHeaders(value) {
   if (value === false) return { standardHeaders: false, headersDraft: undefined };
   if (value === true) return { standardHeaders: true, headersDraft: 'draft-6' };
   if (['draft-6', 'draft-7', 'draft-8', 'draft-10'].includes(value)) return { standardHeaders: true, headersDraft: value };
-  throw new TypeError(
-    `${WHAT}: \`standardHeaders\` is true (draft-6, as express-rate-limit reads it), false, 'draft-6', 'draft-7', ` +
-      `'draft-8' or 'draft-10' (the default when omitted), got ${describe(value)}`,
-  );
+  // As express-rate-limit: an unknown draft sends no standard headers, and is warned about
+  // once at the first request (`validate: { headersDraftVersion: false }` silences it).
+  return { standardHeaders: false, headersDraft: undefined, unknownDraft: value };
+}
+
+/** The warning for an unknown `standardHeaders` value. */
+function unknownDraftWarning(value) {
+  return `rateLimit: \`standardHeaders\` ${describe(value)} is not a draft this package writes, so no standard ` +
+    "headers are sent: use true (draft-6, as express-rate-limit reads it), false, 'draft-6', 'draft-7', " +
+    "'draft-8' or 'draft-10' (the default when omitted)";
+}
+
+/**
+ * express-rate-limit's `validate`: `false` silences every run-time warning of this package;
+ * an object silences those set to `false` (`trustProxy`, `headersDraftVersion`, `unixSocket`,
+ * or `default: false` for all but those set to `true`). Its other checks are the library's
+ * rules here, and their names are accepted and ignored.
+ */
+function validations(value) {
+  const all = { trustProxy: true, headersDraftVersion: true, unixSocket: true };
+  if (value === undefined || value === true) return all;
+  if (value === false) return { trustProxy: false, headersDraftVersion: false, unixSocket: false };
+  if (value === null || typeof value !== 'object') {
+    throw new TypeError(`${WHAT}: \`validate\` must be a boolean or an object such as { trustProxy: false }, got ${describe(value)}`);
+  }
+  const fallback = value.default ?? true;
+  for (const name of Object.keys(all)) all[name] = value[name] ?? fallback;
+  return all;
+}
+
+/** express-rate-limit's `logger`: an object with `warn` and `error` functions; `console` by default. */
+function logger(value) {
+  if (value === undefined) return console;
+  if (value === null || typeof value !== 'object' || typeof value.warn !== 'function' || typeof value.error !== 'function') {
+    throw new TypeError(`${WHAT}: \`logger\` must be an object with \`warn\` and \`error\` functions (console is the default), got ${describe(value)}`);
+  }
+  return value;
 }
 
 function flag(value, name, fallback) {
@@ -238,4 +298,4 @@ function optionalFunction(value, name) {
   return value;
 }
 
-module.exports = { normalize };
+module.exports = { normalize, unknownDraftWarning };

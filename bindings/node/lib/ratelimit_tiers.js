@@ -18,7 +18,11 @@ function tiered(options, make) {
   // Checks every other option now, as a fixed limit would: with the function's first answer
   // unknown, by a limit of 1.
   make({ ...rest, [name]: 1 });
+  // The run-time warnings, given by the first middleware made, not again by every tier.
+  const quiet = rest.validate === false ? false : { ...(typeof rest.validate === 'object' ? rest.validate : {}), headersDraftVersion: false };
   const tiers = new Map();
+  /** Listeners of the tiers' events: every tier, made or to come, gets them. */
+  const listeners = [];
 
   function tier(value) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
@@ -29,7 +33,8 @@ function tiered(options, make) {
       if (tiers.size >= maxTiers) {
         throw withCode(new TypeError(`rateLimit: \`${name}\` returned a ${maxTiers + 1}th distinct limit (${value}); at most \`maxTiers\` (${maxTiers}) are kept, each with its own tables`), 'ERR_SLUICEGATE_TOO_MANY_TIERS');
       }
-      middleware = make({ ...rest, [name]: value });
+      middleware = make({ ...rest, [name]: value, validate: quiet });
+      for (const [method, event, listener] of listeners) middleware[method](event, listener);
       tiers.set(value, middleware);
     }
     return middleware;
@@ -69,6 +74,24 @@ function tiered(options, make) {
     if (typeof key !== 'string') throw new TypeError(`rateLimit: getKey(key): a key must be a string, got ${describe(key)}`);
     return undefined;
   };
+  middleware.on = (event, listener) => {
+    listeners.push(['on', event, listener]);
+    for (const t of tiers.values()) t.on(event, listener);
+    return middleware;
+  };
+  middleware.off = (event, listener) => {
+    const at = listeners.findIndex(([, e, l]) => e === event && l === listener);
+    if (at >= 0) listeners.splice(at, 1);
+    for (const t of tiers.values()) t.off(event, listener);
+    return middleware;
+  };
+  const sum = (counter) => [...tiers.values()].reduce((n, t) => n + t[counter], 0);
+  Object.defineProperties(middleware, {
+    backendErrors: { get: () => sum('backendErrors') },
+    backendFallbacks: { get: () => sum('backendFallbacks') },
+    backendAvailable: { get: () => [...tiers.values()].every((t) => t.backendAvailable) },
+    names: { get: () => [...tiers.values()][0]?.names ?? [] },
+  });
   return middleware;
 }
 

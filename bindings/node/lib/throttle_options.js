@@ -12,13 +12,11 @@ const KNOWN = [
   'quota', 'algorithm', 'key', 'limits', 'name',
   'maxRequests', 'perMilliseconds', 'duration', 'maxRPS',
   'redis', 'prefix', 'cluster', 'timeout', 'connectTimeout',
-  'respectRetryAfter', 'maxRetries', 'maxQueue', 'maxWait',
+  'respectRetryAfter', 'maxRetries', 'maxQueue', 'maxWait', 'queue', 'rateLimiter',
 ];
 
 /** Options of axios-rate-limit's with no counterpart here, and why. */
 const REFUSED = {
-  queue: 'the queue is the engine-paced one of this package (its length: `getQueue().length`; bound it with `maxQueue` / `maxWait`)',
-  rateLimiter: 'to share one limit between axios instances, give them the same `redis` limit, or throttle one instance and make requests through it',
   shouldCountRequest: 'a request is counted when it is sent, as the engine admits it',
 };
 

@@ -7,6 +7,7 @@
 // consumes nothing.
 
 const { describe, withCode } = require('./args');
+const { ArrayLine, CustomLine } = require('./throttle_line');
 
 /** Per-request state that must survive axios's config merge on a retry. */
 const STATE = 'sluicegate';
@@ -25,6 +26,14 @@ function keysOf(limits, config) {
 /** Whether the request was cancelled (AbortSignal, or axios's older CancelToken). */
 function cancelled(config) {
   return Boolean(config.signal?.aborted || config.cancelToken?.reason);
+}
+
+/** What a cancelled request rejects with here: its AbortSignal's `reason` when that is an
+ * Error (as axios-rate-limit rejects); otherwise null, and the request goes on for axios to
+ * reject with its own CanceledError (so that `axios.isCancel()` holds and it is an Error). */
+function abortReason(config) {
+  const reason = config.signal?.aborted ? config.signal.reason : undefined;
+  return reason instanceof Error ? reason : null;
 }
 
 /** Calls `onCancel` once if the request is cancelled; returns what stops listening. */
@@ -55,20 +64,23 @@ function release(entry, at) {
   else entry.resolve(entry.config);
 }
 
-/** The waiting queues, one per distinct set of keys, each existing only while it has work. */
+/** The waiting queues, one per distinct set of keys, each existing only while it has work;
+ * with a user's `queue`, one queue, standing in it. No limit (`throttle(instance)`): no wait. */
 class Queues {
-  constructor(limits, gate, { maxQueue, maxWait }) {
+  constructor(limits, gate, { maxQueue, maxWait }, custom = null) {
     this.limits = limits;
     this.gate = gate;
     this.map = new Map();
     this.maxQueue = maxQueue;
     this.maxWait = maxWait;
+    this.custom = custom;
   }
 
-  /** The waiting requests' configs, every queue's in order (a copy). */
+  /** The waiting requests: the user's queue itself, else every queue's configs in order (a copy). */
   waiting() {
+    if (this.custom !== null) return this.custom;
     const configs = [];
-    for (const q of this.map.values()) for (const entry of q.waiting) configs.push(entry.config);
+    for (const q of this.map.values()) configs.push(...q.line.configs());
     return configs;
   }
 
@@ -83,19 +95,41 @@ class Queues {
     }
   }
 
-  /** Requests waiting, all queues together. */
+  /** New limits (another number of them) on a new gate: the waiting requests line up again
+   * under their new keys, in the order they came. */
+  rebuild(limits, gate) {
+    const waiting = [];
+    for (const q of this.map.values()) {
+      if (q.timer) clearTimeout(q.timer);
+      if (q.line instanceof ArrayLine) waiting.push(...q.line.entries);
+    }
+    const custom = this.custom !== null ? this.map.get('') : undefined;
+    this.map.clear();
+    this.limits = limits;
+    this.gate = gate;
+    if (custom) {
+      Object.assign(custom, { keys: keysOf(limits, {}), timer: null, pausedUntil: 0 });
+      this.map.set('', custom);
+    }
+    for (const entry of waiting) this.queue(entry.config).line.push(entry);
+    for (const q of this.map.values()) if (!q.running) this.run(q);
+  }
+
+  /** Requests waiting, all queues together (those in a user's queue that has a `length`). */
   get size() {
+    if (this.custom !== null) return typeof this.custom.length === 'number' ? this.custom.length : 0;
     let n = 0;
-    for (const q of this.map.values()) n += q.waiting.length;
+    for (const q of this.map.values()) n += q.line.size();
     return n;
   }
 
   queue(config) {
     const keys = keysOf(this.limits, config);
-    const id = keys.length === 1 ? keys[0] : JSON.stringify(keys);
+    const id = this.custom !== null ? '' : keys.length === 1 ? keys[0] : JSON.stringify(keys);
     let q = this.map.get(id);
     if (!q) {
-      q = { id, keys, waiting: [], timer: null, running: false, pausedUntil: 0 };
+      const line = this.custom !== null ? new CustomLine(this.custom) : new ArrayLine();
+      q = { id, keys, line, timer: null, running: false, pausedUntil: 0 };
       this.map.set(id, q);
     }
     return q;
@@ -103,9 +137,14 @@ class Queues {
 
   /** The request interceptor: resolves with `config` once the engine admits it. */
   admit(config) {
+    if (this.gate === null) return config; // no limit
     // A cancelled request goes straight on, consuming nothing: axios's dispatch then
-    // rejects it with its own CanceledError (so axios.isCancel() holds).
-    if (cancelled(config)) return config;
+    // rejects it with its own CanceledError (so axios.isCancel() holds), or it rejects here
+    // with its AbortSignal's reason, when that is an Error.
+    if (cancelled(config)) {
+      const reason = abortReason(config);
+      return reason === null ? config : Promise.reject(reason);
+    }
     if (this.maxQueue !== Infinity && this.size >= this.maxQueue && !config[STATE]?.retries) {
       return Promise.reject(withCode(
         new Error(`throttle: the queue is full (maxQueue: ${this.maxQueue} requests waiting)`),
@@ -114,31 +153,35 @@ class Queues {
     }
     const q = this.queue(config);
     return new Promise((resolve, reject) => {
-      const entry = { config, resolve, reject, stop: null, deadline: now() + this.maxWait };
+      const entry = { config, resolve, reject, stop: null, settled: false, deadline: now() + this.maxWait };
       const leave = () => {
-        const at = q.waiting.indexOf(entry);
-        if (at >= 0) q.waiting.splice(at, 1);
+        q.line.remove(entry);
+        entry.settled = true;
+        entry.stop();
+        this.settle(q);
       };
       const stopCancel = onCancel(config, () => {
         leave();
-        entry.stop();
-        resolve(config);
-        this.settle(q);
+        const reason = abortReason(config);
+        if (reason === null) resolve(config);
+        else reject(reason);
       });
       const timer = this.maxWait === Infinity ? null : setTimeout(() => {
         leave();
-        entry.stop();
         reject(timedOut(this.maxWait));
-        this.settle(q);
       }, this.maxWait);
       entry.stop = () => {
         stopCancel();
         if (timer) clearTimeout(timer);
       };
       // A request sent again after a 429 had its turn already: it goes first.
-      if (config[STATE]?.retries) q.waiting.unshift(entry);
-      else q.waiting.push(entry);
-      if (!q.running && !q.timer) this.run(q);
+      const pushed = config[STATE]?.retries ? q.line.pushFirst(entry) : q.line.push(entry);
+      const start = () => {
+        if (q.timer) q.timer.ref?.(); // requests wait on it again
+        else if (!q.running) this.run(q);
+      };
+      if (pushed && typeof pushed.then === 'function') pushed.then(start, reject);
+      else start();
     });
   }
 
@@ -152,15 +195,16 @@ class Queues {
   async run(q) {
     q.running = true;
     try {
-      while (q.waiting.length > 0) {
+      while ((await q.line.size()) > 0) {
         const paused = q.pausedUntil - now();
         if (paused > 0) return this.wake(q, paused);
         let d;
         try {
           d = await this.gate.decide(q.keys);
         } catch (error) {
-          const head = q.waiting.shift();
+          const head = await q.line.shift();
           if (head) {
+            head.settled = true;
             head.stop();
             head.reject(error);
           }
@@ -168,9 +212,10 @@ class Queues {
         }
         if (!d.allowed) {
           // A head the engine cannot admit within its `maxWait` leaves now, not at its deadline.
-          const head = q.waiting[0];
+          const head = q.line.peek();
           if (head && now() + d.retryAfter > head.deadline) {
-            q.waiting.shift();
+            q.line.shift();
+            head.settled = true;
             head.stop();
             head.reject(timedOut(this.maxWait));
             continue;
@@ -178,8 +223,9 @@ class Queues {
           return this.wake(q, d.retryAfter);
         }
         // The admission is for these keys; whoever is first now takes it.
-        const head = q.waiting.shift();
+        const head = await q.line.shift();
         if (!head) break;
+        head.settled = true;
         head.stop();
         // A leaky bucket admits with a shaping delay: the request goes when it ends.
         if (d.wait > 0) release(head, now() + d.wait);
@@ -201,16 +247,24 @@ class Queues {
     }, Math.max(1, ms));
   }
 
-  /** Forgets a queue that has nothing left to do, with its timer. */
+  /** Forgets a queue that has nothing left to do, with its timer; a user's queue stays. */
   settle(q) {
-    if (q.waiting.length > 0 || q.running) return;
+    if (q.running || !(q.line instanceof ArrayLine) || q.line.size() > 0) return;
     if (q.timer && q.pausedUntil <= now()) {
       clearTimeout(q.timer);
       q.timer = null;
     }
     if (!q.timer) {
-      if (q.pausedUntil > now()) this.wake(q, q.pausedUntil - now()); // forget it when the pause ends
-      else this.map.delete(q.id);
+      if (q.pausedUntil > now()) {
+        // Only to forget the queue when the pause ends: nothing waits on it, so it does
+        // not keep the process alive (a request that comes meanwhile refs it again).
+        this.wake(q, q.pausedUntil - now());
+        q.timer.unref?.();
+      } else {
+        this.map.delete(q.id);
+      }
+    } else if (q.pausedUntil > now()) {
+      q.timer.unref?.();
     }
   }
 }
@@ -222,4 +276,4 @@ function timedOut(maxWait) {
   );
 }
 
-module.exports = { Queues, STATE, cancelled };
+module.exports = { Queues, STATE, cancelled, keysOf };

@@ -10,74 +10,27 @@
 //! rest of the call), with its numbers (status, wait, what the headers report) written into
 //! a `Float64Array`; or, when a limit is on Redis, as a Promise of the same in an object.
 
-use crate::handle::{self, Tagged};
+use crate::handle;
+use crate::http_build::{invalid, HttpState, VERDICT_LEN};
 use crate::http_refund;
-use crate::options::{algorithm, quota};
 use crate::out::millis;
 use crate::raw;
 use crate::redis::RedisAnswer;
 use crate::text::{self, Encoding};
-use napi::bindgen_prelude::{block_on, Float64Array, PromiseRaw, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{PromiseRaw, ToNapiValue, Unknown};
 use napi::{sys, Env, Error, JsValue, Status};
 use napi_derive::napi;
-use sluicegate::backend::{DenyAll, Op};
-use sluicegate::http::front_end::{
-    in_process_backend_bounded, key_extractor, parse_on_backend_error, FrontEndError,
-    FrontEndOption, FrontEndOptions, GivenKey, GivenKeys,
-};
+use sluicegate::backend::Op;
+use sluicegate::clock::{AnyClock, Clock};
+use sluicegate::http::front_end::{request_parts_from, GivenKeys};
 use sluicegate::http::{
-    ClientIp, Deciding, HeaderDraft, KeyBuf, KeyExtractor, RateLimitLayer, Refund, Report,
-    RequestLimit, RequestLimiter, Reserved, Reserving, Verdict, DEFAULT_MAX_KEYS,
+    Deciding, KeyBuf, KeyExtractor, Peer, Refund, Report, Reserved, Reserving, Verdict,
 };
-use sluicegate::policy::{AlgorithmKind, KeySpec, Policy};
 use smallvec::SmallVec;
 use std::cell::RefCell;
-use std::fmt::Display;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-
-/// One limit, as `lib/ratelimit_options.js` hands it over.
-#[napi(object)]
-pub struct HttpLimitOptions {
-    pub name: String,
-    /// `ip`, `global` or `header:NAME`; ignored when `given`.
-    pub key: String,
-    /// The key comes from a JavaScript function, passed to each decision.
-    pub given: bool,
-    pub quota: String,
-    pub algorithm: String,
-    pub cost: u32,
-    /// express-rate-limit's `limit: 0`: every request of this limit is refused (`quota`
-    /// then gives the window, as `1/<windowMs>ms`; the library's `DenyAll`).
-    pub closed: bool,
-    /// Given as express-rate-limit's `windowMs`: a fixed window then starts at each key's
-    /// first request, as express-rate-limit counts (other algorithms have no window).
-    pub windowed: bool,
-}
-
-/// The middleware's options, checked by the JavaScript side.
-#[napi(object)]
-pub struct HttpOptions {
-    pub limits: Vec<HttpLimitOptions>,
-    /// Networks (`10.0.0.0/8`, `::1`) whose forwarding headers are believed.
-    pub trusted_proxies: Vec<String>,
-    /// `x-forwarded-for`, `forwarded` or `both`.
-    pub forwarded_headers: String,
-    pub ipv6_prefix: u32,
-    /// A Redis URL (a Cluster's seed nodes, comma-separated, when `redis_cluster`).
-    pub redis: Option<String>,
-    pub redis_cluster: bool,
-    /// `allow` or `deny`.
-    pub on_backend_error: String,
-    pub standard_headers: bool,
-    /// `draft-6`, `draft-7`, `draft-8` or `draft-10` (the library's default when absent).
-    pub headers_draft: Option<String>,
-    pub legacy_headers: bool,
-    /// The most keys each in-process keyed limit holds (the library's `DEFAULT_MAX_KEYS`
-    /// when absent).
-    pub max_keys: Option<u32>,
-}
+use std::time::Duration;
 
 /// A verdict decided later (a limit on Redis): what the `Float64Array` and the text carry
 /// for one decided at once.
@@ -93,6 +46,10 @@ pub struct HttpVerdict {
     pub quota: f64,
     pub remaining: f64,
     pub reset: f64,
+    /// When the reported limit's `t` ends: ms since the UNIX epoch.
+    pub reset_at: f64,
+    /// Requests Redis could not decide since the limits were built, all limits together.
+    pub backend_errors: f64,
 }
 
 /// Slots of the verdict array, in order.
@@ -102,167 +59,10 @@ const LIMIT: usize = 2;
 const QUOTA: usize = 3;
 const REMAINING: usize = 4;
 const RESET: usize = 5;
-const LEN: usize = 6;
-
-/// What an HTTP limiter handle holds.
-pub(crate) struct HttpState {
-    limiter: RequestLimiter,
-    /// The limits whose keys JavaScript functions compute: index and name.
-    given: Vec<(u32, String)>,
-    /// Each limit's key extractor, the one the library's limit runs (`key_extractor`, as
-    /// `RequestLimit::from_policy` builds it), to say which key a request was counted under;
-    /// `None` for a limit keyed by a JavaScript function (JavaScript knows that key).
-    extractors: Vec<Option<Arc<dyn KeyExtractor>>>,
-    /// Keeps the verdict array alive; `out` points into it.
-    _array: Float64Array,
-    out: *mut f64,
-}
-
-impl Tagged for HttpState {
-    const TAG: u64 = 0x5e_11_03;
-}
-
-/// An HTTP limiter handle for `options`, writing verdicts' numbers into `out` (6 numbers).
-/// Limits on Redis are built without waiting for Redis (while it is down, decisions fail and
-/// `onBackendError` answers).
-#[napi]
-pub fn new_http_limiter<'env>(
-    env: &'env Env,
-    options: HttpOptions,
-    mut out: Float64Array,
-) -> napi::Result<Unknown<'env>> {
-    if out.len() < LEN {
-        return Err(invalid(format!(
-            "the verdict array needs {LEN} numbers, got {}",
-            out.len()
-        )));
-    }
-    let client_ip = client_ip(&options)?;
-    let mut builder = RateLimitLayer::builder()
-        .on_backend_error(parse_on_backend_error(&options.on_backend_error).map_err(named)?)
-        .standard_headers(options.standard_headers)
-        .legacy_headers(options.legacy_headers);
-    if let (true, Some(draft)) = (options.standard_headers, &options.headers_draft) {
-        builder = builder.headers_draft(draft.parse::<HeaderDraft>().map_err(invalid)?);
-    }
-    let mut given = Vec::new();
-    let mut extractors = Vec::new();
-    for (i, spec) in options.limits.iter().enumerate() {
-        builder = builder.limit(limit(spec, &client_ip, &options)?);
-        if spec.given {
-            given.push((i as u32, spec.name.clone()));
-            extractors.push(None);
-        } else {
-            extractors.push(Some(
-                key_extractor(&key_spec(spec)?, &client_ip).map_err(invalid)?,
-            ));
-        }
-    }
-    let limiter = builder.limiter().map_err(invalid)?;
-    // SAFETY: only this thread writes the array, through `out`, between two reads of it.
-    let data = unsafe { out.as_mut() }.as_mut_ptr();
-    handle::create(
-        env,
-        HttpState {
-            limiter,
-            given,
-            extractors,
-            _array: out,
-            out: data,
-        },
-    )
-}
-
-/// The client-IP key the options describe, read by the library (as Python's are).
-fn client_ip(options: &HttpOptions) -> napi::Result<ClientIp> {
-    FrontEndOptions {
-        trusted_proxies: &options.trusted_proxies,
-        forwarded_headers: &options.forwarded_headers,
-        ipv6_prefix: options.ipv6_prefix,
-    }
-    .client_ip()
-    .map_err(named)
-}
-
-/// The library's error about an option, under the option's Node name.
-fn named(error: FrontEndError) -> Error {
-    let option = match error.option {
-        FrontEndOption::TrustedProxies => "trustedProxies",
-        FrontEndOption::ForwardedHeaders => "forwardedHeaders",
-        FrontEndOption::Ipv6Prefix => "ipv6Prefix",
-        FrontEndOption::OnBackendError => "onBackendError",
-        _ => "an option",
-    };
-    invalid(format!("{option}: {error}"))
-}
-
-/// One limit, in process or on Redis under the library's name for HTTP limits.
-fn limit(
-    spec: &HttpLimitOptions,
-    client_ip: &ClientIp,
-    options: &HttpOptions,
-) -> napi::Result<RequestLimit> {
-    let named = |e: &dyn Display| invalid(format!("limit {:?}: {e}", spec.name));
-    let key = key_spec(spec)?;
-    let algorithm = algorithm(&spec.algorithm).map_err(|e| named(&e.reason))?;
-    let mut quota = quota(&spec.quota).map_err(|e| named(&e.reason))?;
-    if spec.windowed && algorithm == AlgorithmKind::FixedWindow {
-        quota = quota.anchored();
-    }
-    let policy = Policy {
-        name: spec.name.clone(),
-        quota,
-        algorithm,
-        key,
-    };
-    let max_keys = options.max_keys.map_or(DEFAULT_MAX_KEYS, |n| n as usize);
-    let limit = match &options.redis {
-        // Refusing everything needs no state, in process or on Redis.
-        _ if spec.closed => {
-            let limit = RequestLimit::new(policy.name.clone(), DenyAll::new(policy.quota));
-            if spec.given {
-                limit
-            } else {
-                limit.key(key_extractor(&policy.key, client_ip).map_err(invalid)?)
-            }
-        }
-        Some(url) => block_on(RequestLimit::from_policy_on_redis(
-            &policy,
-            client_ip,
-            url,
-            options.redis_cluster,
-        ))
-        .map_err(invalid)?,
-        None if spec.given => {
-            let backend =
-                in_process_backend_bounded(policy.algorithm, policy.quota, true, max_keys)
-                    .map_err(|e| named(&e))?;
-            RequestLimit::shared(policy.name.clone(), backend)
-        }
-        None => RequestLimit::from_policy_bounded(&policy, client_ip, max_keys).map_err(invalid)?,
-    };
-    let limit = if spec.given {
-        limit.key(GivenKey::new(policy.name))
-    } else {
-        limit
-    };
-    Ok(limit.cost(spec.cost))
-}
-
-/// A limit's key as the library names it. A function's key is per request: the limit is
-/// keyed (`PeerIp` stands for "keyed" here) and its extractor is replaced by the key handed in.
-fn key_spec(spec: &HttpLimitOptions) -> napi::Result<KeySpec> {
-    if spec.given {
-        return Ok(KeySpec::PeerIp);
-    }
-    // The library's sentence names its own spelling (`peer-ip`); say Node's.
-    spec.key.parse().map_err(|_| {
-        invalid(format!(
-            "limit {:?}: `key` is 'ip', 'global', 'header:NAME' or a function of the request, got {:?}",
-            spec.name, spec.key
-        ))
-    })
-}
+/// When the reported limit's `t` ends, in ms since the UNIX epoch (unrounded: the same
+/// instant for every request of a fixed window, as express-rate-limit's `resetTime`).
+const RESET_AT: usize = 6;
+const LEN: usize = VERDICT_LEN;
 
 /// What [`http_peek`] finds of a key on one limit.
 #[napi(object)]
@@ -272,6 +72,8 @@ pub struct HttpPeek {
     pub used: f64,
     /// Ms until the key's state is back to full (the engine's `reset_after`).
     pub reset_after: f64,
+    /// That instant, in ms since the UNIX epoch, on the limiter's clock.
+    pub reset_at: f64,
     /// The backend error's kind and sentence when the peek failed (as `RedisAnswer`'s).
     pub error: Option<String>,
     pub message: Option<String>,
@@ -295,6 +97,7 @@ pub fn http_peek<'env>(
         return Err(invalid(format!("no limit {index}")));
     };
     let backend = Arc::clone(limit.backend());
+    let clock = state.clock.clone();
     env.spawn_future(async move {
         let capacity = backend.max_cost();
         let answer = RedisAnswer::from_backend(backend.decide(&key, 0, Op::Peek).await);
@@ -303,9 +106,11 @@ pub fn http_peek<'env>(
         } else {
             capacity.saturating_sub(answer.remaining)
         };
+        let reset_at = instant_ms(&clock, Duration::from_secs_f64(answer.reset_after / 1e3));
         Ok(HttpPeek {
             used: f64::from(used),
             reset_after: answer.reset_after,
+            reset_at,
             error: answer.error,
             message: answer.message,
         })
@@ -334,8 +139,72 @@ pub fn http_reset<'env>(
     })
 }
 
-fn invalid(error: impl Display) -> Error {
-    Error::new(Status::InvalidArg, error.to_string())
+/// `httpPeerWarning(handle)`: the warning to give once when requests arrive on a Unix
+/// socket (no peer address) and every client would share one key: the library's sentence,
+/// or null when no limit is keyed by client address or the socket is trusted.
+#[napi]
+pub fn http_peer_warning(env: &Env, handle: Unknown<'_>) -> napi::Result<Option<String>> {
+    // SAFETY: `handle` and `env` are this call's.
+    let Some(state) = (unsafe { handle::get::<HttpState>(env.raw(), handle.raw()) }) else {
+        return Err(Error::new(Status::InvalidArg, "not a rateLimit handle"));
+    };
+    if !state.keyed_by_ip {
+        return Ok(None);
+    }
+    Ok(state
+        .client_ip
+        .shared_key_warning(&Peer::unix(), "trustedProxies"))
+}
+
+/// `httpKeyedByIp(handle)`: whether some limit is keyed by the client's address.
+#[napi]
+pub fn http_keyed_by_ip(env: &Env, handle: Unknown<'_>) -> napi::Result<bool> {
+    // SAFETY: `handle` and `env` are this call's.
+    let Some(state) = (unsafe { handle::get::<HttpState>(env.raw(), handle.raw()) }) else {
+        return Err(Error::new(Status::InvalidArg, "not a rateLimit handle"));
+    };
+    Ok(state.keyed_by_ip)
+}
+
+/// The limits' Redis backends, as [`http_backend`] reports them.
+#[napi(object)]
+pub struct HttpBackend {
+    /// Requests Redis could not decide since the limits were built (all limits together).
+    pub errors: f64,
+    /// Of those, the ones decided in this process (`onBackendError: 'local'`).
+    pub fallbacks: f64,
+    /// False while Redis is known to be unreachable (true in process).
+    pub available: bool,
+}
+
+/// `httpBackend(handle)`: the counters of the limits on Redis (zeros in process).
+#[napi]
+pub fn http_backend(env: &Env, handle: Unknown<'_>) -> napi::Result<HttpBackend> {
+    // SAFETY: `handle` and `env` are this call's.
+    let Some(state) = (unsafe { handle::get::<HttpState>(env.raw(), handle.raw()) }) else {
+        return Err(Error::new(Status::InvalidArg, "not a rateLimit handle"));
+    };
+    let (mut errors, mut fallbacks) = (0u64, 0u64);
+    for remote in &state.remotes {
+        let stats = remote.stats();
+        errors += stats.errors;
+        fallbacks += stats.fallbacks;
+    }
+    Ok(HttpBackend {
+        errors: errors as f64,
+        fallbacks: fallbacks as f64,
+        available: state.remotes.iter().all(|r| r.is_available()),
+    })
+}
+
+/// The instant `after` from now on `clock`, in ms since the UNIX epoch.
+fn instant_ms(clock: &AnyClock, after: Duration) -> f64 {
+    let after = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
+    let nanos = clock
+        .now()
+        .saturating_add(clock.unix_offset())
+        .saturating_add(after);
+    (nanos / 1_000_000) as f64
 }
 
 thread_local! {
@@ -400,7 +269,7 @@ unsafe fn now(
 ) -> sys::napi_value {
     TEXT.with_borrow_mut(|text| {
         text.clear();
-        let numbers = encode(verdict, text, |limit| {
+        let numbers = encode(verdict, text, &state.clock, |limit| {
             counted_key(state.extractors.get(limit), parts)
         });
         // SAFETY: `out` points at `LEN` f64s that `_array` keeps alive; only this
@@ -442,13 +311,17 @@ unsafe fn later(
         .iter()
         .map(|extractor| counted_key(Some(extractor), parts))
         .collect();
+    let clock = state.clock.clone();
+    let remotes = state.remotes.clone();
     let env = Env::from_raw(env);
     let decided = async move {
         let (verdict, refund) = deciding.await;
         let mut text = Vec::new();
-        let [status, wait, limit, quota, remaining, reset] = encode(verdict, &mut text, |limit| {
-            keys.get(limit).cloned().flatten()
-        });
+        let [status, wait, limit, quota, remaining, reset, reset_at] =
+            encode(verdict, &mut text, &clock, |limit| {
+                keys.get(limit).cloned().flatten()
+            });
+        let backend_errors: u64 = remotes.iter().map(|r| r.stats().errors).sum();
         let verdict = HttpVerdict {
             status: status as u32,
             wait,
@@ -457,6 +330,8 @@ unsafe fn later(
             quota,
             remaining,
             reset,
+            reset_at,
+            backend_errors: backend_errors as f64,
         };
         Ok((verdict, refund))
     };
@@ -492,7 +367,7 @@ unsafe fn request(
     method: sys::napi_value,
     url: sys::napi_value,
     raw_headers: sys::napi_value,
-    peer: Option<SocketAddr>,
+    peer: Peer,
 ) -> Option<http::request::Parts> {
     REQUEST.with_borrow_mut(|buf| {
         buf.clear();
@@ -517,30 +392,22 @@ unsafe fn request(
         let headers = fields
             .chunks_exact(2)
             .map(|pair| (&buf[pair[0].clone()], &buf[pair[1].clone()]));
-        Some(sluicegate::http::front_end::request_parts(
-            method, url, headers, peer,
-        ))
+        Some(request_parts_from(method, url, headers, peer))
     })
 }
 
-/// The peer's address, from the socket's `remoteAddress` and `remotePort`; `None` when the
-/// socket has none (closed), which the library answers as a setup error.
-unsafe fn peer(
-    env: sys::napi_env,
-    address: sys::napi_value,
-    port: sys::napi_value,
-) -> Option<SocketAddr> {
-    let mut text = [0u8; 64];
+/// The peer, from the socket's `remoteAddress` and `remotePort`, read by the library's one
+/// rule: no address (a Unix socket's, or a closed socket's) is a Unix socket's peer, keyed
+/// `unix` (or walked as a proxy when trusted), never a 500.
+unsafe fn peer(env: sys::napi_env, address: sys::napi_value, port: sys::napi_value) -> Peer {
+    let mut text = [0u8; 128];
     let mut len = 0usize;
-    if sys::napi_get_value_string_utf8(env, address, text.as_mut_ptr().cast(), 64, &mut len)
-        != sys::Status::napi_ok
-    {
-        return None;
-    }
-    let text = std::str::from_utf8(&text[..len]).ok()?;
-    // A link-local address carries its interface (`fe80::1%eth0`), which `IpAddr` does not.
-    let ip: IpAddr = text.split('%').next()?.parse().ok()?;
-    Some(SocketAddr::new(ip, raw::u32_arg(env, port) as u16))
+    let read =
+        sys::napi_get_value_string_utf8(env, address, text.as_mut_ptr().cast(), 128, &mut len);
+    let host = (read == sys::Status::napi_ok)
+        .then(|| std::str::from_utf8(&text[..len]).ok())
+        .flatten();
+    Peer::from_host(host, raw::u32_arg(env, port) as u16)
 }
 
 /// The keys the JavaScript functions computed, by limit name.
@@ -575,10 +442,11 @@ fn counted_key(
 /// Writes into `text` the key of the limit reported (what `key_of` finds for its index; an
 /// empty line when none) on the first line, then `verdict`'s headers as `name:value` lines,
 /// and for a refusal an empty line and the body; returns its numbers, in the verdict array's
-/// order.
+/// order (instants on `clock`).
 fn encode(
     verdict: Verdict,
     text: &mut Vec<u8>,
+    clock: &AnyClock,
     key_of: impl FnOnce(usize) -> Option<KeyBuf>,
 ) -> [f64; LEN] {
     let mut numbers = [0.0; LEN];
@@ -615,6 +483,7 @@ fn encode(
         numbers[QUOTA] = f64::from(report.quota);
         numbers[REMAINING] = f64::from(report.remaining);
         numbers[RESET] = report.reset as f64;
+        numbers[RESET_AT] = instant_ms(clock, report.exact_reset);
     }
     numbers
 }

@@ -132,6 +132,20 @@ pub(crate) unsafe extern "C" fn keyed_check(
     }
 }
 
+/// `benchFloor(key)`: a bench floor, not part of the package's API. Reads `key`'s code units
+/// as [`keyed_check`] does and decides nothing: `bench/keyed.js` measures it (with a `Map.get`)
+/// beside `KeyedLimiter.check`, as the least a native keyed check can cost from JavaScript.
+pub(crate) unsafe extern "C" fn bench_floor(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [key] = raw::args::<1>(env, info);
+    match with_key(env, key, |units| !units.is_empty()) {
+        Some(read) => raw::boolean(env, read),
+        None => raw::throw_type_error(env, c"a key must be a string"),
+    }
+}
+
 /// `keyedReset(handle, key)`: forgets `key` (the engine's `reset`); returns whether the
 /// limiter held a state for it.
 pub(crate) unsafe extern "C" fn keyed_reset(

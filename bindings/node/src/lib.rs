@@ -17,6 +17,7 @@ mod clock;
 mod errors;
 mod group;
 mod handle;
+mod http_build;
 mod http_limiter;
 mod http_refund;
 mod key;
@@ -41,7 +42,7 @@ use napi_derive::napi;
 #[napi(module_exports)]
 pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
     let (env, exports) = (env.raw(), exports.raw());
-    let callbacks: [(&std::ffi::CStr, raw::Callback); 10] = [
+    let callbacks: [(&std::ffi::CStr, raw::Callback); 11] = [
         (c"limiterCheck", limiter::limiter_check),
         (c"keyedCheck", keyed::keyed_check),
         (c"limiterDecide", limiter::limiter_decide),
@@ -52,6 +53,8 @@ pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
         (c"keyedReset", keyed::keyed_reset),
         (c"keyedMaxCost", keyed::keyed_max_cost),
         (c"httpDecide", http_limiter::http_decide),
+        // A bench floor (`bench/keyed.js`), not the package's API.
+        (c"benchFloor", keyed::bench_floor),
     ];
     for (name, callback) in callbacks {
         // SAFETY: `env` and `exports` are the module's, valid during its initialization.

@@ -32,3 +32,10 @@ pub(crate) fn algorithm(name: &str) -> napi::Result<AlgorithmKind> {
 pub(crate) fn quota_error(error: sluicegate::QuotaError) -> Error {
     Error::new(Status::InvalidArg, error.to_string())
 }
+
+/// `algorithmName(text)`: the library's name of the algorithm `text` names (any case, `_`
+/// for `-`: `"Sliding_Window"` is `"sliding-window"`), or an `Error` listing the names.
+#[napi]
+pub fn algorithm_name(text: String) -> napi::Result<String> {
+    algorithm(&text).map(|kind| kind.name().to_owned())
+}

@@ -20,9 +20,9 @@ pub(crate) const LEN: usize = 6;
 /// The reason slot's value for a denial of a new key by a table full of active keys.
 pub(crate) const TABLE_FULL: f64 = 2.0;
 
-/// The retry a denial by a full table answers, in ms: the engine knows no time when a key
-/// will leave (idle keys are dropped as it goes), so the HTTP layer's `Retry-After: 1`.
-pub(crate) const TABLE_FULL_RETRY_MS: f64 = 1000.0;
+/// The retry a denial by a full table answers, in ms: the library's one answer
+/// (`TABLE_FULL_RETRY_AFTER`, the HTTP layer's `Retry-After: 1`), as Python reports it.
+pub(crate) const TABLE_FULL_RETRY_MS: f64 = sluicegate::TABLE_FULL_RETRY_AFTER.as_millis() as f64;
 
 /// `decision`'s retry in ms: NaN when allowed, finite for every denial.
 #[inline(always)]

@@ -60,7 +60,7 @@ impl RedisAnswer {
             allowed: d.is_allowed(),
             limit: d.limit(),
             remaining: n.remaining,
-            retry_after: n.retry_after.map(millis),
+            retry_after: d.retry_hint().map(millis),
             reset_after: millis(n.reset_after),
             wait: millis(n.wait),
             error: None,

@@ -166,9 +166,17 @@ test('the real clock runs by itself', async () => {
   assert.ok(limiter.check().allowed);
 });
 
-test('the ESM entry exports the same classes', async () => {
+test('the ESM entry exports the same classes, and rateLimit as the default export, as express-rate-limit', async () => {
   const esm = await import('../index.mjs');
   const cjs = require('..');
-  for (const name of Object.keys(cjs)) assert.equal(esm[name], cjs[name], name);
-  assert.equal(typeof esm.default, 'object');
+  for (const name of ['Limiter', 'KeyedLimiter', 'RedisLimiter', 'ManualClock', 'DateClock', 'rateLimit', 'throttle']) {
+    assert.equal(typeof cjs[name], 'function', name);
+    assert.equal(esm[name], cjs[name], name);
+  }
+  // `import rateLimit from 'sluicegate'`, `const rateLimit = require('sluicegate')`, and the
+  // `default` that TypeScript's and Babel's CommonJS interop read: all the middleware.
+  assert.equal(esm.default, cjs.rateLimit);
+  assert.equal(cjs, cjs.rateLimit);
+  assert.equal(cjs.default, cjs.rateLimit);
+  assert.equal(typeof cjs({ quota: '5/second' }), 'function');
 });

@@ -21,23 +21,33 @@ async function withApp(express, options, fn, routes) {
 }
 
 for (const [label, express] of Object.entries(EXPRESS)) {
-  test(`${label}: 200s, then a 429 with Retry-After; the draft-10 headers on every response`, async () => {
+  test(`${label}: 200s, then a 429 with Retry-After; the draft-10 headers and, by default as in express-rate-limit v7+, the X-RateLimit trio on every response`, async () => {
     // GCRA 3/minute: one request every 20 s, 3 at once. Requests here are ms apart, so the
     // seconds (rounded up) are exact.
     await withApp(express, { quota: '3/minute' }, async ({ url }) => {
       const seen = [];
       for (let i = 0; i < 4; i++) seen.push(await get(url));
+      const now = Math.ceil(Date.now() / 1000);
       assert.deepEqual(seen.map((r) => r.status), [200, 200, 200, 429]);
       assert.deepEqual(seen.slice(0, 3).map((r) => r.body), ['ok', 'ok', 'ok']);
-      assert.deepEqual(rateLimitHeaders(seen[0]), [['ratelimit', '"ip";r=2;t=20'], ['ratelimit-policy', '"ip";q=3;w=60']]);
-      assert.deepEqual(rateLimitHeaders(seen[2]), [['ratelimit', '"ip";r=0;t=60'], ['ratelimit-policy', '"ip";q=3;w=60']]);
+      // X-RateLimit-Reset: a Unix timestamp, now (rounded up) plus `t`.
+      const legacy = (response, t) => {
+        const [[, limit], [, remaining], [, reset]] = rateLimitHeaders(response).filter(([name]) => name.startsWith('x-'));
+        assert.ok(Math.abs(Number(reset) - (now + t)) <= 1, `X-RateLimit-Reset ${reset}, expected about ${now + t}`);
+        return [limit, remaining];
+      };
+      const standard = (response, also) => rateLimitHeaders(response, also).filter(([name]) => !name.startsWith('x-'));
+      assert.deepEqual(standard(seen[0]), [['ratelimit', '"ip";r=2;t=20'], ['ratelimit-policy', '"ip";q=3;w=60']]);
+      assert.deepEqual(legacy(seen[0], 20), ['3', '2']);
+      assert.deepEqual(standard(seen[2]), [['ratelimit', '"ip";r=0;t=60'], ['ratelimit-policy', '"ip";q=3;w=60']]);
       const refused = seen[3];
-      assert.deepEqual(rateLimitHeaders(refused, ['content-type']), [
+      assert.deepEqual(standard(refused, ['content-type']), [
         ['content-type', 'text/plain; charset=utf-8'],
         ['ratelimit', '"ip";r=0;t=20'],
         ['ratelimit-policy', '"ip";q=3;w=60'],
         ['retry-after', '20'],
       ]);
+      assert.deepEqual(legacy(refused, 20), ['3', '0']);
       assert.equal(refused.body, 'too many requests for limit "ip"; retry after 20 seconds\n');
     });
   });
@@ -84,7 +94,7 @@ for (const [label, express] of Object.entries(EXPRESS)) {
         assert.equal((await as('bob')).status, 200);
         const none = await as(null);
         assert.equal(none.status, 400);
-        assert.equal(none.body, 'limit "user": no key for limit "user": its key function found none in this request\n');
+        assert.equal(none.body, 'limit "user": its key function found no key in this request\n');
       });
     }
   });
@@ -158,7 +168,7 @@ for (const [label, express] of Object.entries(EXPRESS)) {
 }
 
 test('a plain http.createServer app: the middleware uses only Node\'s own response methods', async () => {
-  const limit = rateLimit({ quota: '2/minute' });
+  const limit = rateLimit({ quota: '2/minute', legacyHeaders: false });
   const server = await listen((req, res) =>
     limit(req, res, (error) => {
       res.statusCode = error ? 500 : 200;

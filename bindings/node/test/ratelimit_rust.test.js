@@ -39,12 +39,14 @@ async function compare(rust, node, requests) {
   return answers;
 }
 
-/** Runs `fn(rust, node)` with http_server and an express app of `express` configured alike. */
+/** Runs `fn(rust, node)` with http_server and an express app of `express` configured alike
+ * (the legacy headers, on by default here as in express-rate-limit, off unless asked for, as
+ * http_server's `--legacy-headers`). */
 async function withBoth(express, { limits, args = [], options = {} }, fn) {
   const rust = await startHttpServer([...limits.flatMap(flag), ...args]);
   let node;
   try {
-    node = await listen(expressApp(express, rateLimit({ limits, ...options })));
+    node = await listen(expressApp(express, rateLimit({ limits, legacyHeaders: false, ...options })));
     await fn(rust, node);
   } finally {
     await node?.close();

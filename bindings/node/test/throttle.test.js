@@ -87,7 +87,7 @@ test('first come, first served on one key', async () => {
   }
 });
 
-test('an aborted waiting request rejects with axios CanceledError and consumes nothing', async () => {
+test('an aborted waiting request rejects with its signal\'s reason (an Error), as axios-rate-limit, and consumes nothing', async () => {
   const server = await serve();
   try {
     const api = client(server, { quota: '10/second burst 1' });
@@ -97,15 +97,24 @@ test('an aborted waiting request rejects with axios CanceledError and consumes n
     const controller = new AbortController();
     const aborted = api.get('/aborted', { signal: controller.signal });
     const next = api.get('/next');
-    setTimeout(() => controller.abort(), 20);
-    await assert.rejects(aborted, (e) => axios.isCancel(e) && e.code === 'ERR_CANCELED');
+    const reason = new Error('the user went away');
+    setTimeout(() => controller.abort(reason), 20);
+    await assert.rejects(aborted, (e) => e === reason);
     await next;
     assert.deepEqual(server.arrivals.map((a) => a.path), ['/first', '/next']);
     const gap = api.sent.find((s) => s.url === '/next').at - start;
     assert.ok(gap >= 100 - EARLY && gap < 195, `the next request took the aborted one's slot (${gap.toFixed(1)} ms; ~200 had the aborted one consumed it)`);
+    // abort() with no reason: the signal's own AbortError.
     const early = new AbortController();
     early.abort();
-    await assert.rejects(api.get('/never', { signal: early.signal }), (e) => axios.isCancel(e));
+    await assert.rejects(api.get('/never', { signal: early.signal }), (e) => e instanceof Error && e.name === 'AbortError');
+    // A reason that is not an Error (a string): axios's own CanceledError, as for a CancelToken.
+    const worded = new AbortController();
+    worded.abort('no longer needed');
+    await assert.rejects(api.get('/never', { signal: worded.signal }), (e) => axios.isCancel(e) && e.code === 'ERR_CANCELED');
+    const token = axios.CancelToken.source();
+    token.cancel('cancelled');
+    await assert.rejects(api.get('/never', { cancelToken: token.token }), (e) => axios.isCancel(e));
     assert.equal(server.arrivals.length, 2);
   } finally {
     await server.close();
@@ -232,7 +241,7 @@ test('nothing is left waiting, and no timer, once the queue drains', async () =>
 test('bad options are TypeErrors naming the problem', () => {
   const api = axios.create();
   assert.throws(() => throttle({}, { quota: '1/s' }), /must be an axios instance/);
-  assert.throws(() => throttle(api), /`options` must be an object/);
+  assert.throws(() => throttle(api, 5), /`options` must be an object/);
   assert.throws(() => throttle(api, { quota: 5 }), /`quota` must be a string/);
   assert.throws(() => throttle(api, { limits: [] }), /Invalid rate limit options/); // empty limits: as axios-rate-limit, none given
   assert.throws(() => throttle(api, { limits: [{ quota: '1/s', key: 'host' }] }), /limits\[0\]: `key` must be a function/);

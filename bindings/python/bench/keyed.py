@@ -1,6 +1,8 @@
 """KeyedLimiter.check against `limits` (fixed window and moving window, memory storage) and
 the tutorials' token bucket, in one process: calls per second over 1,000 and 1,000,000
-random keys, contenders alternated in every round, medians over the rounds.
+random keys, contenders alternated in every round, medians over the rounds; beside them the
+floor a Python caller pays for any keyed lookup: `dict.get` on a dict of the same keys, in
+the same loop over the same key sequence.
 
     python bindings/python/bench/keyed.py [--rounds 5] [--calls 100000] [--keys 1000 1000000]
         [--lengths 8 15 36 40]
@@ -12,6 +14,9 @@ it); then each round times `--calls` calls on keys drawn at random from the whol
 steady state of a server whose clients are known). `limits`' memory storage expires keys
 from a timer thread that scans every key; it is joined after each of its turns so that its
 scan is charged to `limits`, not to the contender that runs next.
+
+Prints Markdown tables, and for each key count a `headline:` line (sluicegate against the
+`dict.get` floor) that scripts/bench_report.py reads.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import sluicegate
 QUOTA = "100/minute"
 OURS = "sluicegate KeyedLimiter.check"
 FIXED = "limits fixed window (memory)"
+FLOOR = "floor: dict.get of the same keys"
 
 
 class Contender:
@@ -65,14 +71,19 @@ def contenders() -> list[Contender]:
 
 
 def table(title: str, rates: dict[str, list[float]]) -> None:
-    print(f"\n{title}")
-    print("| contender | calls/s | ns/call | sluicegate is |")
+    print(f"\n{title}\n")
+    print("| contender | calls/s | ns/call | sluicegate against it |")
     print("|---|--:|--:|--:|")
     ours = statistics.median(rates[OURS])
     for name, values in rates.items():
         median = statistics.median(values)
         spread = f" ({min(values):,.0f}-{max(values):,.0f})" if len(values) > 1 else ""
-        times = "" if name == OURS else f"{ours / median:.1f}x faster"
+        if name == OURS:
+            times = ""
+        elif name == FLOOR:
+            times = f"{median / ours:.2f}x the time"
+        else:
+            times = f"{ours / median:.1f}x faster"
         print(f"| {name} | {median:,.0f}{spread} | {1e9 / median:,.0f} | {times} |")
 
 
@@ -90,24 +101,35 @@ def random_keys(rng: random.Random, count: int, length: int) -> list[str]:
 def run(key_count: int, rounds: int, calls: int, length: int) -> None:
     rng = random.Random(key_count * 100 + length)
     keys = random_keys(rng, key_count, length)
-    print(f"\n## {key_count:,} random keys of {length} characters")
+    print(f"\n**{key_count:,} random keys of {length} characters**")
     players = contenders()
     first_sight = rng.sample(keys, len(keys))
     inserted = {p.name: [p.calls_per_second(first_sight)] for p in players}
+    players.append(Contender(FLOOR, dict.fromkeys(keys, 1).get))
     rates: dict[str, list[float]] = {p.name: [] for p in players}
     ratios: list[float] = []
-    for _ in range(rounds):
+    floor_ratios: list[float] = []
+    for round_number in range(rounds):
         sequence = [keys[rng.randrange(key_count)] for _ in range(calls)]
-        measured = {p.name: p.calls_per_second(sequence) for p in players}
+        order = players if round_number % 2 == 0 else players[::-1]
+        measured = {p.name: p.calls_per_second(sequence) for p in order}
         for name, rate in measured.items():
             rates[name].append(rate)
         ratios.append(measured[OURS] / measured[FIXED])
+        floor_ratios.append(measured[FLOOR] / measured[OURS])
     if key_count >= 100_000:
         table(f"{key_count:,} keys, each key's first call (inserting it), {QUOTA!r}:", inserted)
     table(f"{key_count:,} keys present, {calls:,} calls on random keys per contender per "
           f"round, {rounds} rounds (median; min-max), {QUOTA!r}:", rates)
-    print(f"per-round ratio sluicegate / limits fixed window: median "
-          f"{statistics.median(ratios):.1f}x (rounds: {', '.join(f'{r:.1f}' for r in ratios)})")
+    print(f"\nPer-round ratios: sluicegate against limits' fixed window, median "
+          f"{statistics.median(ratios):.1f}x faster (rounds: {', '.join(f'{r:.1f}' for r in ratios)}); "
+          f"sluicegate against the dict.get floor, median {statistics.median(floor_ratios):.2f}x "
+          f"the time (rounds: {', '.join(f'{r:.2f}' for r in floor_ratios)}).")
+    floor_ns = 1e9 / statistics.median(rates[FLOOR])
+    print(f"headline: python-keyed-{key_count}-{length}: {statistics.median(floor_ratios):.2f}x the "
+          f"floor ({1e9 / statistics.median(rates[OURS]):,.0f} ns a call); "
+          f"{statistics.median(ratios):.0f}x faster than limits' fixed window | "
+          f"dict.get {floor_ns:,.0f} ns")
 
 
 def main() -> None:

@@ -7,9 +7,10 @@ use std::sync::OnceLock;
 /// The answer to "may this request go ahead?", with every number a response needs.
 ///
 /// `bool(decision)` is `decision.allowed`. Times are seconds (floats): `retry_after` is the
-/// time until the same request would be allowed (`None` when allowed, or when a full keyed
-/// table denied it), `reset_after` until the state is fully replenished, `wait` the leaky
-/// bucket's shaping delay for an admitted request (0 otherwise).
+/// time until the same request would be allowed (`None` when allowed; 1.0 when a full keyed
+/// table denied it, the library's one answer for every binding), `reset_after` until the
+/// state is fully replenished, `wait` the leaky bucket's shaping delay for an admitted
+/// request (0 otherwise).
 ///
 /// The numbers are derived from the engine's raw decision on first use, as the engine does,
 /// so a caller that only asks `allowed` pays for nothing else.
@@ -55,10 +56,11 @@ impl Decision {
         self.numbers().remaining
     }
 
-    /// Denied: seconds until the same request would be allowed; allowed: `None`.
+    /// Denied: seconds until the same request would be allowed (a full table's denial: the
+    /// library's `TABLE_FULL_RETRY_AFTER`, 1.0); allowed: `None`.
     #[getter]
     fn retry_after(&self) -> Option<f64> {
-        self.numbers().retry_after.map(|t| t.as_secs_f64())
+        self.decision.retry_hint().map(|t| t.as_secs_f64())
     }
 
     /// Seconds until the state is fully replenished (0 when it already is).
@@ -74,7 +76,7 @@ impl Decision {
     }
 
     /// True when a keyed limiter denied a new key because its table was full (`max_keys`);
-    /// such a denial has no `retry_after`.
+    /// such a denial's `retry_after` is 1.0 (the engine cannot know when a key will leave).
     #[getter]
     fn table_full(&self) -> bool {
         self.decision.is_table_full()

@@ -124,6 +124,65 @@ class Server:
         self.stop()
 
 
+class UnixConnection(http.client.HTTPConnection):
+    """HTTP/1.1 over a Unix domain socket at `path` (what nginx in front of
+    `uvicorn --uds` does)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=30)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(30)
+        self.sock.connect(self.path)
+
+
+def get_unix(path: str, target: str = "/",
+             headers: Optional[Dict[str, str]] = None) -> Response:
+    """One GET over the Unix socket `path`, on a new connection."""
+    connection = UnixConnection(path)
+    try:
+        connection.request("GET", target, headers=headers or {})
+        answer = connection.getresponse()
+        return Response(answer.status, list(answer.getheaders()), answer.read())
+    finally:
+        connection.close()
+
+
+class UnixServer(Server):
+    """A server listening on the Unix socket `path` (no TCP port)."""
+
+    def __init__(self, argv: Sequence[str], path: str, env: Dict[str, str]) -> None:
+        self.socket_path = path
+        super().__init__(argv, 0, env)
+
+    def _wait_until_listening(self) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                    probe.settimeout(0.5)
+                    probe.connect(self.socket_path)
+                return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                output = self.output()
+                self.stop()
+                pytest.fail(f"{' '.join(self.argv)} did not listen on {self.socket_path}:\n"
+                            f"{output}", pytrace=False)
+            time.sleep(0.05)
+
+
+def uvicorn_uds(app: str, options: Dict[str, Any], path: str) -> UnixServer:
+    """`uvicorn http_apps.<app>:app --uds <path>`, the usual setup behind nginx (proxy
+    headers off, as the README says to run it)."""
+    return UnixServer([str(BIN / "uvicorn"), f"http_apps.{app}:app", "--uds", path,
+                       "--no-proxy-headers", "--log-level", "warning"],
+                      path, middleware_env(options))
+
+
 def middleware_env(options: Dict[str, Any]) -> Dict[str, str]:
     return {"SLUICEGATE_TEST_MIDDLEWARE": json.dumps(options)}
 

@@ -44,7 +44,7 @@ def scope(client: Optional[List[Any]] = None, headers: Optional[List[Any]] = Non
     ({"limits": [IP], "ipv6_prefix": 300}, ValueError,
      "ipv6_prefix: an IPv6 prefix is 0 to 128 bits, not 300"),
     ({"limits": [IP], "on_backend_error": "maybe"}, ValueError,
-     'on_backend_error: expected allow or deny, got "maybe"; or "local"'),
+     'on_backend_error: expected allow, deny or local, got "maybe"'),
     ({"limits": [IP], "forwarded_headers": "x-real-ip"}, ValueError,
      'forwarded_headers: forwarded headers are x-forwarded-for, forwarded or both, not "x-real-ip"'),
 ])
@@ -131,12 +131,49 @@ def test_a_key_function_gets_the_request_and_must_return_a_str_or_none() -> None
         limiter.decide_asgi(scope(user=42))
 
 
-def test_a_client_that_is_no_ip_address_is_the_servers_fault() -> None:
-    """Starlette's TestClient says its client is "testclient": there is no address to key
-    by, and the library answers 500 with its sentence rather than guess."""
-    verdict = HttpLimiter([IP]).decide_asgi(scope(client=["testclient", 50000]))
-    assert verdict.status == 500
-    assert verdict.body.startswith(b'limit "ip": ')
+def test_a_client_that_is_no_ip_address_is_keyed_by_its_name() -> None:
+    """Starlette's TestClient says its client is "testclient": the library keys it by that
+    name (bounded, odd characters written `_`), never a 500; a key function given the
+    client's address gets the name too. A scope without a client (a Unix socket) is "unix"."""
+    limiter = HttpLimiter([{**IP, "quota": "1/minute"}])
+    assert limiter.decide_asgi(scope(client=["testclient", 50000])).passes
+    assert limiter.decide_asgi(scope(client=["testclient", 50001])).status == 429
+    assert limiter.decide_asgi(scope(client=["other host", 1])).passes
+    assert limiter.reset("testclient") is True and limiter.reset("other_host") is True
+    seen = []
+
+    def key(request: Dict[str, Any], client: Optional[str]) -> Optional[str]:
+        seen.append(client)
+        return client
+
+    keyed = HttpLimiter([{"name": "k", "key": key, "quota": "5/minute"}])
+    assert keyed.decide_asgi(scope(client=["testclient", 50000])).passes
+    with pytest.warns(RuntimeWarning, match="Unix socket"):
+        assert keyed.decide_asgi({**scope(), "client": None}).passes
+    assert seen == ["testclient", "unix"]
+
+
+def test_a_unix_socket_warns_once_and_only_for_limits_keyed_by_the_client() -> None:
+    import warnings
+
+    unix = {**scope(), "client": None}  # uvicorn --uds
+    by_ip = HttpLimiter([IP])
+    with pytest.warns(RuntimeWarning) as caught:
+        by_ip.decide_asgi(unix)
+        by_ip.decide_wsgi({"REQUEST_METHOD": "GET", "REMOTE_ADDR": ""})
+        by_ip.decide_asgi(unix)
+    assert len(caught) == 1
+    assert str(caught[0].message).startswith(
+        'requests arrive on a Unix socket, which has no client address: every limit keyed by '
+        'client address counts all of them under the one key "unix"')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # Trusted: the proxy's forwarded addresses key each client; no warning.
+        HttpLimiter([IP], trusted_proxies=["unix"]).decide_asgi(unix)
+        # No limit keyed by the client: nothing is shared by mistake.
+        HttpLimiter([{"name": "g", "key": "global", "quota": "5/second"}]).decide_asgi(unix)
+        HttpLimiter([{"name": "h", "key": "header:x-api-key", "quota": "5/second"}]
+                    ).decide_asgi(unix)
 
 
 def test_an_ipv6_peer_is_grouped_by_its_prefix() -> None:

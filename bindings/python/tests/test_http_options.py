@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from sluicegate import HttpLimiter
+from sluicegate import BackendFailure, HttpLimiter
 from sluicegate.asgi import RateLimitMiddleware as Asgi
 from sluicegate.wsgi import RateLimitMiddleware as Wsgi
 
@@ -154,6 +155,39 @@ def test_an_outage_is_logged_throttled_and_counted(unused_port: int,
     warnings = [r for r in caplog.records if r.name == "sluicegate"]
     assert len(warnings) == 1, "one warning per 10 seconds"
     assert "Redis cannot decide the limits ip" in warnings[0].getMessage()
+
+
+def test_an_outage_and_its_end_are_reported_to_on_backend_failure(
+        own_redis: Any, caplog: pytest.LogCaptureFixture) -> None:
+    reports: List[BackendFailure] = []
+    app = Asgi(hello, limits=IP, redis=own_redis.url, on_backend_failure=reports.append)
+    assert call(app, scope())[0] == 200
+    assert reports == [] and app.backend_errors == 0
+    own_redis.pause()
+    try:
+        assert [call(app, scope(client="192.0.2.2"))[0] for _ in range(3)] == [200] * 3
+    finally:
+        own_redis.resume()
+    # One report for the first failure, the next two within the 10 seconds told by none.
+    assert reports == [BackendFailure(("ip",), 1, 1, "allow", False)]
+    deadline = time.monotonic() + 10
+    while not (reports and reports[-1].recovered):
+        assert time.monotonic() < deadline, "Redis deciding again was never reported"
+        call(app, scope(client="192.0.2.3"))
+        time.sleep(0.05)
+    assert reports[-1] == BackendFailure(("ip",), 0, app.backend_errors, "allow", True)
+    assert len(reports) == 2 and app.backend_errors >= 3
+    # A hook that raises is logged, and the request it ran in is answered all the same.
+    caplog.set_level(logging.ERROR, logger="sluicegate")
+
+    def broken(report: BackendFailure) -> None:
+        raise RuntimeError("the pager is down")
+
+    down = Asgi(hello, limits=IP, redis="redis://127.0.0.1:1/", on_backend_failure=broken)
+    assert call(down, scope())[0] == 200
+    assert any("on_backend_failure raised" in r.getMessage() for r in caplog.records)
+    with pytest.raises(TypeError, match="on_backend_failure must be a function"):
+        Asgi(hello, limits=IP, on_backend_failure="pager")  # type: ignore[arg-type]
 
 
 def test_local_decides_in_process_while_redis_is_down(unused_port: int) -> None:

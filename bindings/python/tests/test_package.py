@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,6 +26,22 @@ def test_the_package_ships_py_typed_and_stubs() -> None:
     files = resources.files("sluicegate")
     assert files.joinpath("py.typed").is_file()
     assert files.joinpath("_native.pyi").is_file()
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    assert sluicegate.__version__ == version("sluicegate")
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", sluicegate.__version__)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        sluicegate.nope  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_dir_lists_the_public_names_only() -> None:
+    assert dir(sluicegate) == sorted([*sluicegate.__all__, "__version__"])
+    assert "Optional" not in dir(sluicegate) and "annotations" not in dir(sluicegate)
+    for name in sluicegate.__all__:
+        assert getattr(sluicegate, name) is not None
 
 
 def mypy(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -177,7 +177,7 @@ def test_flask_view_limit_reset_under_gunicorn() -> None:
             200, 200, 200, 429]
         assert get(server.port, "/reset?key=127.0.0.1").body == b"True"
         answer = request(server.port, "POST", "/login")
-        assert answer.status == 200 and answer.header("RateLimit") == '"login";r=2;t=20'
+        assert answer.status == 200 and answer.header("RateLimit") == '"POST /login";r=2;t=20'
         assert get(server.port, "/reset?key=192.0.2.1").body == b"False"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from conftest import RedisServer, free_port
 from http_servers import BIN, Response, Server, get, uvicorn
@@ -103,12 +103,14 @@ def test_fastapi_exempt_route_and_middleware_then_route() -> None:
         assert [a.status for a in health] == [200, 200, 200]
         assert health[0].header("RateLimit") is None
         # /mw/route: the middleware (100/minute) decides first, then the route (1/minute);
-        # the middleware's headers are on the response, the route's Retry-After on its 429.
+        # a passing response carries the middleware's headers (the outer layer writes
+        # last), the route's 429 the headers of the limit that refused it.
         first, second = get(server.port, "/mw/route"), get(server.port, "/mw/route")
         assert (first.status, second.status) == (200, 429)
         assert first.header("RateLimit-Policy") == '"app";q=100;w=60'
         assert second.header("Retry-After") == "60"
-        assert second.header("RateLimit") == '"app";r=98;t=2'
+        assert second.header("RateLimit-Policy") == '"mwroute";q=1;w=60'
+        assert second.header("RateLimit") == '"mwroute";r=0;t=60'
         # Exempt paths carry no middleware headers.
         assert get(server.port, "/r/b").header("RateLimit-Policy") is None
 
@@ -117,9 +119,11 @@ def test_flask_view_limits_under_gunicorn() -> None:
     with gunicorn_routes(1, {}) as server:
         answers = [request(server.port, "POST", "/login") for _ in range(4)]
         assert [a.status for a in answers] == [200, 200, 200, 429]
-        assert answers[0].header("RateLimit-Policy") == '"login";q=3;w=60'
-        assert answers[0].header("RateLimit") == '"login";r=2;t=20'
-        assert answers[3].body == b'too many requests for limit "login"; retry after 20 seconds\n'
+        # Unnamed: the limit is named after its route.
+        assert answers[0].header("RateLimit-Policy") == '"POST /login";q=3;w=60'
+        assert answers[0].header("RateLimit") == '"POST /login";r=2;t=20'
+        assert answers[3].body == (b'too many requests for limit "POST /login"; retry after 20 '
+                                   b'seconds\n')
         assert answers[3].header("Retry-After") == "20"
         both = [get(server.port, "/both") for _ in range(3)]
         assert [a.status for a in both] == [200, 200, 429]
@@ -139,3 +143,35 @@ def test_flask_view_limit_on_redis_is_shared_by_workers(redis_server: RedisServe
         assert [a.status for a in answers] == [200] * 4 + [429] * 2
         assert answers[0].header("RateLimit-Policy") == '"shared";q=4;w=60'
         assert redis_server.cli("KEYS", "sluicegate:http:shared:*").strip() != ""
+
+
+def test_flask_middleware_then_view_a_429_carries_the_refusing_limits_headers() -> None:
+    from flask import Flask
+
+    from sluicegate.flask import limit
+    from sluicegate.wsgi import RateLimitMiddleware
+
+    app = Flask(__name__)
+
+    @app.get("/view")
+    @limit("1/minute", name="view")
+    def view() -> str:
+        return "ok"
+
+    @app.get("/busy")
+    def busy() -> Tuple[str, int]:
+        return "busy", 429  # the app's own 429, no limit's: the middleware's headers
+
+    app.wsgi_app = RateLimitMiddleware(  # type: ignore[method-assign]
+        app.wsgi_app, limits=[{"name": "app", "key": "ip", "quota": "100/minute"}])
+    client = app.test_client()
+    first, second = client.get("/view"), client.get("/view")
+    assert (first.status_code, second.status_code) == (200, 429)
+    assert first.headers["RateLimit-Policy"] == '"app";q=100;w=60'
+    assert second.headers["RateLimit-Policy"] == '"view";q=1;w=60'
+    assert second.headers["RateLimit"] == '"view";r=0;t=60'
+    assert second.headers["Retry-After"] == "60"
+    assert second.headers.getlist("RateLimit") == ['"view";r=0;t=60']
+    own = client.get("/busy")
+    assert own.status_code == 429 and own.headers["RateLimit-Policy"] == '"app";q=100;w=60'
+    assert "Retry-After" not in own.headers

@@ -1,6 +1,7 @@
 """What a user of the package writes, for `mypy --strict` (test_package.py checks it): the
 waiting methods, the route helpers and the middlewares' options, `reset` everywhere,
-several quotas in one string, quota functions on the middlewares' limits, `max_keys`."""
+several quotas in one string, quota functions on the middlewares' limits, `max_keys`, a
+Flask view's `reset` on the decorated view, `sluicegate.__version__`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any, Dict, List, MutableMapping, Optional
 from fastapi import APIRouter, Depends, FastAPI, Request
 from flask import Flask
 
-from sluicegate import Decision, HttpVerdict, KeyedLimiter, Limit, Limiter, RedisLimiter
+import sluicegate
+from sluicegate import BackendFailure, Decision, HttpVerdict, KeyedLimiter, Limit, Limiter, RedisLimiter
 from sluicegate.asgi import RateLimitMiddleware
 from sluicegate.fastapi import (RateLimitDependency, RateLimitExceeded, limit,
                                 rate_limit_exceeded_handler)
@@ -69,7 +71,12 @@ async def asgi_app(scope: MutableMapping[str, Any], receive: Any, send: Any) -> 
     return None
 
 
-middleware = RateLimitMiddleware(asgi_app, limits=limits, max_keys=100_000)
+def page(report: BackendFailure) -> None:
+    logging.getLogger("app").error("Redis failing for %s: %d", report.limits, report.failed)
+
+
+middleware = RateLimitMiddleware(asgi_app, limits=limits, max_keys=100_000,
+                                 on_backend_failure=page)
 
 
 async def unblock(client: str) -> bool:
@@ -118,9 +125,22 @@ def login() -> str:
     return "ok"
 
 
+@flask_app.post("/sign-in")
+@flask_limit("5/minute")
+def sign_in_view() -> str:
+    return "ok"
+
+
 def flask_signed_in(client: str) -> bool:
     wsgi = WsgiMiddleware(flask_app.wsgi_app, limits=limits, max_keys=50)
-    return view_limit.reset(client) or wsgi.reset(client)
+    # The decorated view keeps its own type (called as before) and gains `reset`.
+    page: str = sign_in_view()
+    return view_limit.reset(client) or wsgi.reset(client) or login.reset(client) \
+        or sign_in_view.reset(page)
+
+
+def versioned() -> List[str]:
+    return [sluicegate.__version__, *dir(sluicegate)]
 
 
 def run() -> Any:

@@ -5,7 +5,7 @@
 use crate::http::error::BuildError;
 use crate::http::ip::TrustedProxies;
 use crate::http::key::{ClientIp, ForwardedHeaders};
-use crate::http::on_backend_error::OnBackendError;
+use crate::http::on_backend_error::{BackendErrorMode, OnBackendError};
 use std::fmt;
 
 /// The options, as a binding received them. Each binding spells the option names its own
@@ -27,7 +27,8 @@ use std::fmt;
 #[derive(Debug, Clone, Copy)]
 pub struct FrontEndOptions<'a> {
     /// The trusted proxies' networks (`"10.0.0.0/8"`, `"::1"`), each entry one network or
-    /// several separated by commas.
+    /// several separated by commas; `"unix"` trusts a Unix socket's peer
+    /// ([`TrustedProxies::push_entry`]).
     pub trusted_proxies: &'a [String],
     /// `x-forwarded-for` (or `xff`), `forwarded` or `both`, in any case.
     pub forwarded_headers: &'a str,
@@ -45,7 +46,7 @@ pub enum FrontEndOption {
     ForwardedHeaders,
     /// [`FrontEndOptions::ipv6_prefix`].
     Ipv6Prefix,
-    /// The text [`parse_on_backend_error`] read.
+    /// The text [`parse_on_backend_error`] or [`parse_backend_error_mode`] read.
     OnBackendError,
 }
 
@@ -72,11 +73,10 @@ impl FrontEndOptions<'_> {
         let mut trusted = TrustedProxies::none();
         let networks = self.trusted_proxies.iter().flat_map(|text| text.split(','));
         for network in networks.map(str::trim).filter(|n| !n.is_empty()) {
-            let cidr = network.parse().map_err(|e| FrontEndError {
+            trusted.push_entry(network).map_err(|e| FrontEndError {
                 option: FrontEndOption::TrustedProxies,
                 reason: format!("{network:?}: {e}"),
             })?;
-            trusted.push(cidr);
         }
         let headers: ForwardedHeaders = self
             .forwarded_headers
@@ -102,6 +102,27 @@ pub fn parse_on_backend_error(text: &str) -> Result<OnBackendError, FrontEndErro
     text.parse().map_err(|_| FrontEndError {
         option: FrontEndOption::OnBackendError,
         reason: format!("expected allow or deny, got {text:?}"),
+    })
+}
+
+/// `allow`, `deny` or `local`, in any case: a front end's whole `on_backend_error` option,
+/// `local` included (limits on Redis decide in process while it cannot). Build the limiter
+/// with [`BackendErrorMode::answer`] and each Redis backend with
+/// [`redis_backend`](super::redis_backend), which applies [`BackendErrorMode::fallback`].
+///
+/// ```
+/// use sluicegate::http::front_end::parse_backend_error_mode;
+/// use sluicegate::http::BackendErrorMode;
+///
+/// assert_eq!(parse_backend_error_mode("LOCAL")?, BackendErrorMode::Local);
+/// let error = parse_backend_error_mode("retry").unwrap_err();
+/// assert_eq!(error.to_string(), "expected allow, deny or local, got \"retry\"");
+/// # Ok::<(), sluicegate::http::front_end::FrontEndError>(())
+/// ```
+pub fn parse_backend_error_mode(text: &str) -> Result<BackendErrorMode, FrontEndError> {
+    text.parse().map_err(|_| FrontEndError {
+        option: FrontEndOption::OnBackendError,
+        reason: format!("expected allow, deny or local, got {text:?}"),
     })
 }
 
@@ -132,6 +153,12 @@ mod tests {
         }
         let listed = ["10.0.0.0/8, fd00::/8".to_owned(), "::1".to_owned()];
         assert!(options(&listed, "xff", 64).client_ip().is_ok());
+        let unix = ["unix".to_owned(), "127.0.0.1, UNIX".to_owned()];
+        let client_ip = options(&unix, "xff", 64).client_ip().unwrap();
+        assert!(client_ip.trusted().trusts_unix_socket());
+        for text in ["allow", "Deny", " local "] {
+            assert!(parse_backend_error_mode(text).is_ok(), "{text}");
+        }
         for bits in [0, 64, 128] {
             assert!(options(&none, "xff", bits).client_ip().is_ok(), "{bits}");
         }
@@ -144,11 +171,17 @@ mod tests {
     fn an_error_says_which_option_and_why() {
         let none: [String; 0] = [];
         let bad = ["10.0.0.0/8, ::1".to_owned(), " 10.0.0.0/33".to_owned()];
+        let socket = ["unix:/run/app.sock".to_owned()];
         let cases = [
             (
                 options(&bad, "xff", 64),
                 FrontEndOption::TrustedProxies,
                 "\"10.0.0.0/33\": ",
+            ),
+            (
+                options(&socket, "xff", 64),
+                FrontEndOption::TrustedProxies,
+                "\"unix:/run/app.sock\": invalid network",
             ),
             (
                 options(&none, "x-real-ip", 64),

@@ -128,16 +128,24 @@ impl fmt::Display for Cidr {
 /// in it too: anything else in those headers could have been written by the client. Empty
 /// (the default), the headers are ignored and the peer is the client.
 ///
+/// A Unix domain socket's peer has no address: the entry `unix` trusts it (a proxy such as
+/// nginx on the same machine, `proxy_pass http://unix:/run/app.sock`), so that the headers it
+/// writes are walked as any trusted proxy's (see [`Peer`](super::super::Peer)).
+///
 /// ```
 /// use sluicegate::http::TrustedProxies;
 /// let proxies: TrustedProxies = "10.0.0.0/8, fd00::/8".parse()?;
 /// assert!(proxies.contains("10.9.9.9".parse()?));
 /// assert!(!proxies.contains("192.0.2.1".parse()?));
+/// assert!(!proxies.trusts_unix_socket());
+/// let behind_nginx: TrustedProxies = "unix, 127.0.0.1".parse()?;
+/// assert!(behind_nginx.trusts_unix_socket());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustedProxies {
     networks: Vec<Cidr>,
+    unix: bool,
 }
 
 impl TrustedProxies {
@@ -169,7 +177,32 @@ impl TrustedProxies {
 
     /// True when no proxy is trusted.
     pub fn is_empty(&self) -> bool {
-        self.networks.is_empty()
+        self.networks.is_empty() && !self.unix
+    }
+
+    /// Trusts a Unix domain socket's peer: requests arriving on one are keyed by the client
+    /// its forwarding headers name, as through a trusted proxy.
+    pub fn trust_unix_socket(mut self) -> Self {
+        self.unix = true;
+        self
+    }
+
+    /// True when a Unix domain socket's peer is trusted.
+    pub fn trusts_unix_socket(&self) -> bool {
+        self.unix
+    }
+
+    /// Adds one entry of a list as the front ends write it: a network, or `unix`
+    /// ([`UNIX_PROXY_ENTRY`](super::super::UNIX_PROXY_ENTRY), in any case) for a Unix
+    /// socket's peer. The one parser of a trusted-proxy entry.
+    pub fn push_entry(&mut self, entry: &str) -> Result<(), CidrError> {
+        let entry = entry.trim();
+        if entry.eq_ignore_ascii_case(crate::http::UNIX_PROXY_ENTRY) {
+            self.unix = true;
+            return Ok(());
+        }
+        self.push(entry.parse()?);
+        Ok(())
     }
 
     /// The networks.
@@ -186,15 +219,16 @@ impl FromIterator<Cidr> for TrustedProxies {
     }
 }
 
-/// A comma-separated list of networks.
+/// A comma-separated list of networks, and `unix` for a Unix socket's peer.
 impl FromStr for TrustedProxies {
     type Err = CidrError;
 
     fn from_str(text: &str) -> Result<Self, CidrError> {
-        text.split(',')
-            .filter(|part| !part.trim().is_empty())
-            .map(str::parse)
-            .collect()
+        let mut proxies = TrustedProxies::none();
+        for entry in text.split(',').filter(|part| !part.trim().is_empty()) {
+            proxies.push_entry(entry)?;
+        }
+        Ok(proxies)
     }
 }
 
@@ -256,5 +290,24 @@ mod tests {
         assert!(proxies.contains(ip("::ffff:127.0.0.1")));
         assert!(!TrustedProxies::none().contains(ip("127.0.0.1")));
         assert!("10.0.0.0/8, nope".parse::<TrustedProxies>().is_err());
+    }
+
+    #[test]
+    fn unix_is_the_one_entry_that_is_not_a_network() {
+        for text in ["unix", " UNIX ", "10.0.0.0/8, Unix"] {
+            let proxies: TrustedProxies = text.parse().unwrap();
+            assert!(proxies.trusts_unix_socket(), "{text}");
+            assert!(!proxies.is_empty());
+            assert!(!proxies.contains(ip("127.0.0.1")), "unix trusts no address");
+        }
+        assert!(!"::1"
+            .parse::<TrustedProxies>()
+            .unwrap()
+            .trusts_unix_socket());
+        assert!(TrustedProxies::none()
+            .trust_unix_socket()
+            .trusts_unix_socket());
+        let error = "unix:/run/app.sock".parse::<TrustedProxies>().unwrap_err();
+        assert_eq!(error.reason, "expected an IPv4 or IPv6 address");
     }
 }

@@ -12,5 +12,5 @@ pub use cidr::{Cidr, CidrError, TrustedProxies};
 pub use walk::ClientAddr;
 
 pub(crate) use group::{decimal, write_grouped};
-pub(crate) use walk::walk;
+pub(crate) use walk::walk_trusted;
 pub(crate) use xff::hops as xff_hops;

@@ -16,30 +16,32 @@ pub(crate) enum Hop<'a> {
     Malformed,
 }
 
-/// Who the client is: an address, or the name a trusted proxy gave it.
+/// Who the client is: an address, or a name standing for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientAddr<'a> {
     /// The client's address (IPv4-mapped IPv6 already read as IPv4).
     Ip(IpAddr),
-    /// An RFC 7239 obfuscated identifier (`_hidden`) that a trusted proxy wrote for it.
+    /// A name instead of an address, used as the key as it is: an RFC 7239 obfuscated
+    /// identifier (`_hidden`) that a trusted proxy wrote for the client, or the
+    /// [name](crate::http::Peer::name) of a peer without an IP address (`unix` for a Unix
+    /// socket's, a test client's placeholder host such as `testclient`).
     Obfuscated(&'a str),
 }
 
-/// Walks `hops` (nearest first) from `peer`: each hop is believed only while every hop
-/// nearer than it, and the peer, is a trusted proxy; the first untrusted address is the
-/// client. If the peer is untrusted it is the client and `hops` are never read; if every
-/// hop is trusted, the farthest one is the client (no one untrusted wrote it).
-pub(crate) fn walk<'a>(
-    peer: IpAddr,
+/// Walks `hops` (nearest first) from `peer`, a trusted proxy (an address, or the name of a
+/// trusted Unix socket's peer): each hop is believed only while every hop nearer than it is
+/// a trusted proxy too; the first untrusted address is the client. If every hop is trusted,
+/// the farthest one is the client (no one untrusted wrote it), the peer itself when there
+/// is none. The caller has found the peer trusted: an untrusted peer is the client, and its
+/// forwarding headers are never read.
+pub(crate) fn walk_trusted<'a>(
+    peer: ClientAddr<'a>,
     hops: impl Iterator<Item = Hop<'a>>,
     trusted: &TrustedProxies,
     max_hops: usize,
     header: &str,
 ) -> Result<ClientAddr<'a>, KeyError> {
-    let mut client = peer.to_canonical();
-    if !trusted.contains(client) {
-        return Ok(ClientAddr::Ip(client));
-    }
+    let mut client = peer;
     for (read, hop) in hops.enumerate() {
         if read == max_hops {
             return Err(KeyError::invalid(format!(
@@ -62,14 +64,15 @@ pub(crate) fn walk<'a>(
             }
             Hop::Node(Node::Obfuscated(name)) => return Ok(ClientAddr::Obfuscated(name)),
             Hop::Node(Node::Ip(ip)) => {
-                client = ip.to_canonical();
-                if !trusted.contains(client) {
-                    return Ok(ClientAddr::Ip(client));
+                let ip = ip.to_canonical();
+                client = ClientAddr::Ip(ip);
+                if !trusted.contains(ip) {
+                    return Ok(client);
                 }
             }
         }
     }
-    Ok(ClientAddr::Ip(client))
+    Ok(client)
 }
 
 #[cfg(test)]
@@ -84,6 +87,25 @@ mod tests {
                 super::super::node::parse_node(other.as_bytes()).map_or(Hop::Malformed, Hop::Node)
             }
         })
+    }
+
+    /// The walk from an IP peer, as `ClientIp` does it: an untrusted peer is the client.
+    fn walk<'a>(
+        peer: IpAddr,
+        hops: impl Iterator<Item = Hop<'a>>,
+        trusted: &TrustedProxies,
+        max_hops: usize,
+        header: &str,
+    ) -> Result<ClientAddr<'a>, KeyError> {
+        let peer = peer.to_canonical();
+        if !trusted.contains(peer) {
+            return Ok(ClientAddr::Ip(peer));
+        }
+        walk_trusted(ClientAddr::Ip(peer), hops, trusted, max_hops, header)
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
     }
 
     fn walk_from(
@@ -157,6 +179,30 @@ mod tests {
             walk_from("10.0.0.3", "10.0.0.0/8", &["_hidden"]).unwrap(),
             "_hidden"
         );
+    }
+
+    #[test]
+    fn a_trusted_peer_without_an_address_is_walked_from_like_any() {
+        let trusted: TrustedProxies = "unix, 10.0.0.0/8".parse().unwrap();
+        let from_unix = |chain: &[&'static str]| {
+            walk_trusted(
+                ClientAddr::Obfuscated("unix"),
+                hops(chain),
+                &trusted,
+                8,
+                "X",
+            )
+        };
+        assert_eq!(from_unix(&[]).unwrap(), ClientAddr::Obfuscated("unix"));
+        assert_eq!(
+            from_unix(&["198.51.100.7", "6.6.6.6"]).unwrap(),
+            ClientAddr::Ip(ip("198.51.100.7"))
+        );
+        assert_eq!(
+            from_unix(&["10.0.0.2", "198.51.100.7"]).unwrap(),
+            ClientAddr::Ip(ip("198.51.100.7"))
+        );
+        assert!(from_unix(&["?"]).is_err());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::{KeyBuf, KeyError, KeyExtractor};
 use crate::http::error::BuildError;
 use crate::http::ip::{self, forwarded, ClientAddr, TrustedProxies};
+use crate::http::peer::{Peer, UNIX_PEER_KEY};
 use http::request::Parts;
 use http::Extensions;
 use std::fmt;
@@ -59,8 +60,12 @@ type PeerSource = Arc<dyn Fn(&Extensions) -> Option<SocketAddr> + Send + Sync>;
 ///
 /// The peer address comes from a `SocketAddr` request extension by default; with axum, serve
 /// with `into_make_service_with_connect_info::<SocketAddr>()` and read axum's `ConnectInfo`
-/// with [`peer_from`](Self::peer_from). A request without one is a setup error, answered
-/// with `500` and a message saying so.
+/// with [`peer_from`](Self::peer_from). A peer without an IP address is described by a
+/// [`Peer`] extension instead (what the Node and Python front ends insert): a Unix socket's
+/// requests are keyed `unix` (or, with `unix` among the trusted proxies, by the client the
+/// proxy in front forwards), a named host's by its name; see [`Peer`]. A request with
+/// neither extension is a setup error of the server's, answered with `500` and a message
+/// saying what to insert.
 ///
 /// ```
 /// use std::net::SocketAddr;
@@ -176,36 +181,110 @@ impl ClientIp {
         &self.trusted
     }
 
-    /// The peer address of `request`.
+    /// The peer address of `request`: its IP address, or an error when it has none (a Unix
+    /// socket's or a named [`Peer`]: [`client_addr`](Self::client_addr) keys those) or the
+    /// server recorded none.
     pub fn peer_addr(&self, request: &Parts) -> Result<IpAddr, KeyError> {
+        match self.peer(request)? {
+            Seen::Ip(ip) => Ok(ip),
+            Seen::Unix | Seen::Named(_) => Err(KeyError::unavailable(
+                "the peer has no IP address (a Unix socket, or a host named by the server)",
+            )),
+        }
+    }
+
+    /// Who opened the connection of `request`.
+    #[inline]
+    fn peer<'a>(&self, request: &'a Parts) -> Result<Seen<'a>, KeyError> {
         let found = match &self.peer {
             Some(read) => read(&request.extensions),
             None => request.extensions.get::<SocketAddr>().copied(),
         };
-        found.map(|addr| addr.ip()).ok_or_else(|| {
-            KeyError::unavailable(
-                "the server did not record the client's address on the request: give ClientIp \
-                 a SocketAddr request extension, or axum's ConnectInfo through peer_from",
-            )
-        })
+        if let Some(address) = found {
+            return Ok(Seen::Ip(address.ip()));
+        }
+        match request.extensions.get::<Peer>() {
+            Some(peer) => Ok(match (peer.ip(), peer.name()) {
+                (Some(ip), _) => Seen::Ip(ip),
+                (None, _) if peer.is_unix() => Seen::Unix,
+                (None, name) => Seen::Named(name.unwrap_or(UNIX_PEER_KEY)),
+            }),
+            None => Err(KeyError::unavailable(
+                "the server did not record the client's address on the request: give ClientIp a \
+                 SocketAddr request extension (axum: serve with \
+                 into_make_service_with_connect_info::<SocketAddr>() and read ConnectInfo through \
+                 ClientIp::peer_from), or a sluicegate::http::Peer one for a peer without an IP \
+                 address (Peer::unix() on a Unix socket)",
+            )),
+        }
+    }
+
+    /// True when every request from `peer` gets the same key from this extractor, whoever
+    /// the client behind it is: a Unix socket's peer that is not trusted (every client of a
+    /// proxy in front of the socket then shares one limit). A front end checks it to warn
+    /// once, with [`shared_key_warning`](Self::shared_key_warning).
+    pub fn shares_one_key(&self, peer: &Peer) -> bool {
+        peer.is_unix() && !self.trusted.trusts_unix_socket()
+    }
+
+    /// The warning a front end gives once (Node's `process.emitWarning`, Python's
+    /// `warnings`) when [`shares_one_key`](Self::shares_one_key) is true for a request's peer,
+    /// naming its own trusted-proxy option as `trusted_option` (`trustedProxies`,
+    /// `trusted_proxies`); `None` when it is false.
+    ///
+    /// ```
+    /// use sluicegate::http::{ClientIp, Peer};
+    ///
+    /// let warning = ClientIp::new().shared_key_warning(&Peer::unix(), "trustedProxies").unwrap();
+    /// assert!(warning.starts_with("requests arrive on a Unix socket, which has no client address"));
+    /// assert!(warning.contains("add \"unix\" to trustedProxies"));
+    /// let trusted = ClientIp::new().trust("unix".parse()?);
+    /// assert_eq!(trusted.shared_key_warning(&Peer::unix(), "trustedProxies"), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shared_key_warning(&self, peer: &Peer, trusted_option: &str) -> Option<String> {
+        if !self.shares_one_key(peer) {
+            return None;
+        }
+        let header = match self.headers {
+            ForwardedHeaders::Forwarded => "Forwarded",
+            ForwardedHeaders::XForwardedFor | ForwardedHeaders::Both => "X-Forwarded-For",
+        };
+        Some(format!(
+            "requests arrive on a Unix socket, which has no client address: every limit keyed \
+             by client address counts all of them under the one key \"{UNIX_PEER_KEY}\", so all \
+             clients share it. Behind a proxy on this machine that sets {header} (nginx: \
+             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for), add \"unix\" to \
+             {trusted_option} to key each client by the address the proxy forwards"
+        ))
     }
 
     /// Who the client of `request` is, as the key would say before grouping.
     pub fn client_addr<'a>(&self, request: &'a Parts) -> Result<ClientAddr<'a>, KeyError> {
-        let peer = self.peer_addr(request)?;
+        let start = match self.peer(request)? {
+            Seen::Ip(ip) => {
+                let ip = ip.to_canonical();
+                if !self.trusted.contains(ip) {
+                    return Ok(ClientAddr::Ip(ip));
+                }
+                ClientAddr::Ip(ip)
+            }
+            Seen::Unix if self.trusted.trusts_unix_socket() => {
+                ClientAddr::Obfuscated(UNIX_PEER_KEY)
+            }
+            Seen::Unix => return Ok(ClientAddr::Obfuscated(UNIX_PEER_KEY)),
+            Seen::Named(name) => return Ok(ClientAddr::Obfuscated(name)),
+        };
         let headers = &request.headers;
         let via_xff = || {
             let hops = ip::xff_hops(headers);
-            ip::walk(peer, hops, &self.trusted, self.max_hops, "X-Forwarded-For")
+            ip::walk_trusted(start, hops, &self.trusted, self.max_hops, "X-Forwarded-For")
         };
         let via_forwarded = || {
             let hops = forwarded::hops(headers, self.max_forwarded_bytes)?;
             let hops = hops.nearest_first();
-            ip::walk(peer, hops, &self.trusted, self.max_hops, "Forwarded")
+            ip::walk_trusted(start, hops, &self.trusted, self.max_hops, "Forwarded")
         };
-        if !self.trusted.contains(peer) {
-            return Ok(ClientAddr::Ip(peer.to_canonical()));
-        }
         match self.headers {
             ForwardedHeaders::XForwardedFor => via_xff(),
             ForwardedHeaders::Forwarded => via_forwarded(),
@@ -224,6 +303,13 @@ impl ClientIp {
             }
         }
     }
+}
+
+/// A request's peer, as [`ClientIp`] found it.
+enum Seen<'a> {
+    Ip(IpAddr),
+    Unix,
+    Named(&'a str),
 }
 
 impl Default for ClientIp {

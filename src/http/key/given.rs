@@ -70,14 +70,13 @@ impl KeyExtractor for GivenKey {
                 key.push_str(found);
                 Ok(())
             }
-            Some(_) => Err(KeyError::missing(format!(
-                "no key for limit {:?}: its key function found none in this request",
-                self.limit
-            ))),
-            None => Err(KeyError::unavailable(format!(
-                "the front end gave no key for limit {:?} (a GivenKeys request extension)",
-                self.limit
-            ))),
+            // The refusal names the limit (`limit "user": ...`): the sentence does not again.
+            Some(_) => Err(KeyError::missing(
+                "its key function found no key in this request",
+            )),
+            None => Err(KeyError::unavailable(
+                "the front end gave no key for this limit (a GivenKeys request extension)",
+            )),
         }
     }
 }

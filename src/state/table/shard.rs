@@ -317,7 +317,7 @@ impl<K, A: Engine> Shard<K, A> {
                 Some(moved) => moved.store(word, Ordering::Release),
                 None => {
                     // SAFETY: the migration passes only live words, whose keys are written.
-                    let hash = unsafe { old.key_hash(index, ctx.hasher) } << ctx.shard_bits;
+                    let hash = unsafe { old.local_hash(index, ctx.hasher, ctx.shard_bits) };
                     moved = Some(new.insert_copy(hash, old, index, word));
                 }
             });

@@ -6,11 +6,11 @@
 //! fetched from that core. A table small enough to live in the caches is therefore kept
 //! sparse (3-4% of its slots used), so that most probes end at their home slot and most lines
 //! hold one key: with two threads each checking its own 1,024 keys, the pair measured 1.7x
-//! one thread instead of 1.0x (BENCHMARKS.md, "Threads on one table"). A table spends at most
-//! 4 MiB on this by default (`KeyedBuilder::sparse_bytes`); past that its arrays are dense,
-//! where memory per key matters (at most 24 bytes a `u64` key at 1M keys). An array just past
-//! the budget is the budget's size, so a table between the two keeps the lowest load the
-//! budget allows.
+//! one thread instead of 1.0x ("Threads on one table" in `git show 99e0be5:BENCHMARKS.md`;
+//! BENCHMARKS.md, "Threads", measures it now). A table spends at most 4 MiB on this by
+//! default (`KeyedBuilder::sparse_bytes`); past that its arrays are dense, where memory per
+//! key matters (at most 24 bytes a `u64` key at 1M keys). An array just past the budget is
+//! the budget's size, so a table between the two keeps the lowest load the budget allows.
 
 /// Arrays start at least this large (tiny under loom, so that models reach a migration).
 pub(super) const MIN_CAPACITY: usize = if cfg!(loom) { 2 } else { 8 };
@@ -29,9 +29,9 @@ const TARGET_LOAD: usize = 68;
 const MAX_LOAD: usize = 85;
 /// A sparse table of line-sized slots (string keys) already holds one key a line: it only
 /// keeps probes short, at a quarter to a third of its slots (about 380 bytes a key at 1,000
-/// keys, where 3% cost 3.1 KiB and made each insert 4x slower; BENCHMARKS.md, "String
-/// keys"). Dense, such slots keep the loads above: at 50-75% instead, measured no faster and
-/// 40% larger.
+/// keys, where 3% cost 3.1 KiB and made each insert 4x slower: "String keys" in
+/// `git show 99e0be5:BENCHMARKS.md`). Dense, such slots keep the loads above: at 50-75%
+/// instead, measured no faster and 40% larger.
 const LINE_SPARSE_TARGET_LOAD: usize = 25;
 const LINE_SPARSE_MAX_LOAD: usize = 33;
 

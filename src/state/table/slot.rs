@@ -74,11 +74,13 @@ pub(crate) trait KeySlot<K>: Sized {
     unsafe fn put_copy(&self, from: &Self)
     where
         K: Clone;
-    /// The key's hash under `hasher`: the one its lookups compute.
+    /// The shard-local hash that places the key (its hash under `hasher`, shifted left by
+    /// `shard_bits`), or as much of it as placing it needs: a text slot's home depends on its
+    /// top 32 bits alone (see [`Array::home`](super::array::Array)).
     ///
     /// # Safety
     /// The key is written.
-    unsafe fn hash_with<S: BuildHasher>(&self, hasher: &S) -> u64
+    unsafe fn local_hash<S: BuildHasher>(&self, hasher: &S, shard_bits: u32) -> u64
     where
         K: Hash;
     /// Drops the key.
@@ -140,13 +142,14 @@ impl<K> KeySlot<K> for PlainSlot<K> {
         self.key.with_mut(|slot| unsafe { (*slot).write(key) });
     }
 
-    unsafe fn hash_with<S: BuildHasher>(&self, hasher: &S) -> u64
+    unsafe fn local_hash<S: BuildHasher>(&self, hasher: &S, shard_bits: u32) -> u64
     where
         K: Hash,
     {
         // SAFETY: the key is written.
         self.key
             .with(|key| hasher.hash_one(unsafe { (*key).assume_init_ref() }))
+            << shard_bits
     }
 
     unsafe fn drop_key(&self) {

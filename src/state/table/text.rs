@@ -8,7 +8,12 @@
 //! the state word, a 32-bit tag of the key's hash, the length, and the bytes themselves when
 //! they fit in [`INLINE`] (48) bytes. A probe compares the tag and length first, so a
 //! mismatch never reads another key's bytes, and a match compares bytes on the line it has
-//! already loaded. A longer key keeps its bytes in one heap allocation, owned by the slot.
+//! already loaded, word by word in line (no call). A longer key keeps its bytes in one heap
+//! allocation, owned by the slot.
+//!
+//! The tag is the top 32 bits of the key's shard-local hash, the bits that choose its home
+//! slot, so growing the table places every key again from its tag: a migration never hashes
+//! a key's bytes again.
 //!
 //! Keys stay exact: a tag only rules candidates out; a slot holds a key only when the bytes
 //! are equal.
@@ -24,34 +29,16 @@ use std::sync::Arc;
 /// Bytes of a key stored in the slot itself; longer keys go to the heap.
 pub(crate) const INLINE: usize = 48;
 
-/// The key types a table stores in [`TextSlot`]s, by how their bytes hash.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum TextKind {
-    /// `String`, `Box<str>`, `Arc<str>`: hashed as a `str`.
-    Str,
-    /// `Vec<u8>`, `Box<[u8]>`: hashed as a `[u8]`.
-    Bytes,
-}
-
-#[inline(always)]
-fn text_kind<K: ?Sized>() -> Option<TextKind> {
-    let id = typeid::of::<K>();
-    if id == typeid::of::<String>()
-        || id == typeid::of::<Box<str>>()
-        || id == typeid::of::<Arc<str>>()
-    {
-        Some(TextKind::Str)
-    } else if id == typeid::of::<Vec<u8>>() || id == typeid::of::<Box<[u8]>>() {
-        Some(TextKind::Bytes)
-    } else {
-        None
-    }
-}
-
-/// Whether a table of `K` keys stores them as text (in [`TextSlot`]s).
+/// Whether a table of `K` keys stores them as text (in [`TextSlot`]s): `String`, `Box<str>`,
+/// `Arc<str>`, `Vec<u8>`, `Box<[u8]>`.
 #[inline(always)]
 pub(crate) fn is_text<K: ?Sized>() -> bool {
-    text_kind::<K>().is_some()
+    let id = typeid::of::<K>();
+    id == typeid::of::<String>()
+        || id == typeid::of::<Box<str>>()
+        || id == typeid::of::<Arc<str>>()
+        || id == typeid::of::<Vec<u8>>()
+        || id == typeid::of::<Box<[u8]>>()
 }
 
 /// The bytes of `key` when `T` is `str`, `[u8]` or one of the [text](is_text) key types.
@@ -82,12 +69,45 @@ fn bytes_of<T: ?Sized>(key: &T) -> Option<&[u8]> {
     }
 }
 
-/// The 32 bits of a key's (shard-local) hash a slot keeps: the middle bits, which the home
-/// slot (the top bits) does not use below 2^16 slots a shard, so keys met on one probe
-/// sequence rarely share a tag.
+/// The 32 bits of a key's (shard-local) hash a slot keeps: the top ones, which alone place
+/// the key (see [`Array::home`](super::array::Array)). Keys met on one probe sequence share
+/// the tag's first bits (those that chose nearby homes, about log2 of a shard's slots); the
+/// rest tell them apart: at 2^18 slots a shard, two of them share a tag once in 2^14.
 #[inline(always)]
 pub(crate) fn tag_of(local_hash: u64) -> u32 {
-    (local_hash >> 16) as u32
+    (local_hash >> 32) as u32
+}
+
+/// Whether `a` and `b`, of the same length, hold the same bytes: words compared in line, the
+/// last one overlapping the one before (never reading past either end), so a key of up to
+/// [`INLINE`] bytes costs a few loads and no call.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len();
+    if n > INLINE {
+        return a == b;
+    }
+    let (a, b) = (a.as_ptr(), b.as_ptr());
+    // SAFETY: every read lies within the first `n` bytes of both.
+    unsafe {
+        let word = |p: *const u8, at: usize| p.add(at).cast::<u64>().read_unaligned();
+        let half = |p: *const u8, at: usize| p.add(at).cast::<u32>().read_unaligned();
+        if n >= 8 {
+            let mut at = 0;
+            while at + 8 < n {
+                if word(a, at) != word(b, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            word(a, n - 8) == word(b, n - 8)
+        } else if n >= 4 {
+            half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
+        } else {
+            n == 0 || (*a == *b && *a.add(n / 2) == *b.add(n / 2) && *a.add(n - 1) == *b.add(n - 1))
+        }
+    }
 }
 
 /// What a text slot holds beside its word. Written once, before the word is published.
@@ -198,7 +218,7 @@ impl<K> KeySlot<K> for TextSlot {
             let key = &*key;
             key.tag == needle.tag
                 && key.len as usize == needle.text.len()
-                && key.text() == &*needle.text
+                && same_bytes(key.text(), &needle.text)
         })
     }
 
@@ -218,28 +238,25 @@ impl<K> KeySlot<K> for TextSlot {
         // SAFETY: `from` is published (its key written); `self` is unpublished and ours.
         from.key.with(|source| unsafe {
             let source = &*source;
-            self.key
-                .with_mut(|key| (*key).write(source.tag, source.text()))
+            if source.len as usize <= INLINE {
+                // The whole key at once, a fixed-size copy: the bytes past its length are
+                // copied as the `MaybeUninit`s they are.
+                self.key
+                    .with_mut(|key| std::ptr::copy_nonoverlapping(source, key, 1));
+            } else {
+                self.key
+                    .with_mut(|key| (*key).write(source.tag, source.text()));
+            }
         });
     }
 
-    unsafe fn hash_with<S: BuildHasher>(&self, hasher: &S) -> u64
+    unsafe fn local_hash<S: BuildHasher>(&self, _hasher: &S, _shard_bits: u32) -> u64
     where
         K: Hash,
     {
-        // A text key type hashes as the `str` or `[u8]` it holds, so this is the hash its
-        // lookups compute.
-        self.key.with(|key| {
-            // SAFETY: the key is written (the caller's contract).
-            let bytes = unsafe { (*key).text() };
-            match text_kind::<K>() {
-                // SAFETY: a `Str` key was written from a `str`'s bytes, so valid UTF-8.
-                Some(TextKind::Str) => {
-                    hasher.hash_one(unsafe { std::str::from_utf8_unchecked(bytes) })
-                }
-                _ => hasher.hash_one(bytes),
-            }
-        })
+        // The tag is the top 32 bits of the key's shard-local hash, all that places it.
+        // SAFETY: the key is written (the caller's contract).
+        self.key.with(|key| u64::from(unsafe { (*key).tag }) << 32)
     }
 
     unsafe fn drop_key(&self) {
@@ -297,6 +314,23 @@ mod tests {
             needle_text::<Vec<u8>, Vec<u8>>(&bytes),
             Cow::Borrowed(b"bob")
         ));
+    }
+
+    /// Every length up to past the inline size, with a difference at every position (and
+    /// none), compares as slices do.
+    #[test]
+    fn bytes_compare_exactly_at_every_length_and_position() {
+        for n in 0..=INLINE + 8 {
+            let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+            assert!(same_bytes(&a, &a.clone()), "{n} equal bytes");
+            for at in 0..n {
+                for flip in [1u8, 0x80] {
+                    let mut b = a.clone();
+                    b[at] ^= flip;
+                    assert!(!same_bytes(&a, &b), "{n} bytes differing at {at}");
+                }
+            }
+        }
     }
 
     #[test]

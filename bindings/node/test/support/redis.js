@@ -40,11 +40,11 @@ async function listening(port, ms) {
   }
 }
 
-/** Starts redis-server (with `extra` arguments) in a fresh directory; resolves with
- * `{ port, url, pid, stop }`. */
-async function startRedis(extra = []) {
+/** Starts redis-server (with `extra` arguments) in a fresh directory, on `port` or a free
+ * one; resolves with `{ port, url, pid, stop }`. */
+async function startRedis(extra = [], port = undefined) {
   if (spawnSync('redis-server', ['--version']).error) throw new Error(INSTALL);
-  const port = await freePort();
+  port ??= await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluicegate-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra];
   const child = spawn('redis-server', args, { stdio: 'ignore' });

@@ -7,15 +7,17 @@ Times are seconds (floats). The ASGI and WSGI middlewares are `sluicegate.asgi` 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from . import _native
+from ._common import BackendFailure
 from ._native import Decision, HttpLimiter, HttpVerdict, ManualClock, RedisError
 from ._waiting import Acquire, _Queues, acquire_async, wait_blocking
 from .limit import Limit
 
 __all__ = [
     "Acquire",
+    "BackendFailure",
     "Decision",
     "HttpLimiter",
     "HttpVerdict",
@@ -26,6 +28,25 @@ __all__ = [
     "RedisError",
     "RedisLimiter",
 ]
+
+
+if TYPE_CHECKING:
+    __version__: str
+    """The installed distribution's version, as pip names it."""
+else:
+    def __getattr__(name: str) -> str:
+        # Read from the distribution's metadata when first asked, not at every import.
+        if name == "__version__":
+            from importlib.metadata import version
+            found = version("sluicegate")
+            globals()["__version__"] = found
+            return found
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    # The public names only: not the names this module imports for its own use.
+    return sorted([*__all__, "__version__"])
 
 
 def _queues(limiter: object) -> _Queues:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._native import HttpLimiter, HttpVerdict
 
@@ -70,14 +71,44 @@ class MiddlewareBase:
         return self.limiter.reset(key)
 
 
-class Outage:
-    """Warns on the logger `sluicegate`, at most every `OUTAGE_WARNING_EVERY` seconds, while
-    the limiter's Redis cannot decide, and once when it decides again."""
+@dataclass(frozen=True)
+class BackendFailure:
+    """What `on_backend_failure` is called with: the limits on Redis, and how Redis fares."""
 
-    def __init__(self, limiter: HttpLimiter, on_backend_error: str) -> None:
+    limits: Tuple[str, ...]
+    """The names of the limits Redis decides."""
+    failed: int
+    """Requests Redis could not decide since the previous report (0 when it `recovered`)."""
+    total: int
+    """Requests Redis could not decide since the limits were built in this process (the
+    middleware's `backend_errors`)."""
+    on_backend_error: str
+    """What those requests got: `"allow"` (let through uncounted), `"deny"` (`503`) or
+    `"local"` (decided in this process)."""
+    recovered: bool
+    """True for the one report when Redis decides again after failing."""
+
+
+BackendFailureHook = Callable[[BackendFailure], Any]
+"""`on_backend_failure`: called (in the request that noticed) where the warning is logged."""
+
+
+class Outage:
+    """Reports, while the limiter's Redis cannot decide, at most every
+    `OUTAGE_WARNING_EVERY` seconds, and once when it decides again: a warning on the logger
+    `sluicegate`, and a call of `on_backend_failure` when given."""
+
+    def __init__(self, limiter: HttpLimiter,
+                 on_backend_failure: Optional[BackendFailureHook] = None) -> None:
+        if on_backend_failure is not None and not callable(on_backend_failure):
+            raise TypeError("on_backend_failure must be a function of a BackendFailure, got "
+                            f"{type(on_backend_failure).__name__}")
         self.limiter = limiter
-        self.on_backend_error = on_backend_error
+        self.on_backend_error = limiter.on_backend_error
+        self.hook = on_backend_failure
         self.seen = 0
+        # The count at the last report: each report tells the failures since the one before.
+        self.reported = 0
         self.warned_at: Optional[float] = None
         self.lock = threading.Lock()
 
@@ -85,28 +116,36 @@ class Outage:
         errors = self.limiter.backend_errors
         if errors == self.seen and self.warned_at is None:
             return
+        report: Optional[BackendFailure] = None
         with self.lock:
             now = time.monotonic()
+            names = tuple(self.limiter.names)
             if errors > self.seen:
-                new = errors - self.seen
                 self.seen = errors
                 if self.warned_at is None or now - self.warned_at >= OUTAGE_WARNING_EVERY:
                     self.warned_at = now
+                    new = errors - self.reported
+                    self.reported = errors
                     then = {"allow": "let through uncounted",
                             "deny": "refused with 503",
                             "local": "decided in this process"}[self.on_backend_error]
                     logger.warning(
                         "Redis cannot decide the limits %s: %d request(s) %s "
                         "(on_backend_error=%r); %d since the limits were built",
-                        ", ".join(self.limiter.names), new, then, self.on_backend_error,
-                        errors)
+                        ", ".join(names), new, then, self.on_backend_error, errors)
+                    report = BackendFailure(names, new, errors, self.on_backend_error, False)
             elif self.warned_at is not None and self.limiter.backend_available:
                 self.warned_at = None
-                logger.warning("Redis decides the limits %s again",
-                               ", ".join(self.limiter.names))
+                logger.warning("Redis decides the limits %s again", ", ".join(names))
+                report = BackendFailure(names, 0, errors, self.on_backend_error, True)
+        if report is not None and self.hook is not None:
+            try:
+                self.hook(report)
+            except Exception:  # a report must never fail the request that noticed
+                logger.exception("on_backend_failure raised")
 
 
-def build(limits: Sequence[Dict[str, Any]], *, trusted_proxies: Any, ipv6_prefix: int,
+def build(limits: Sequence[Any], *, trusted_proxies: Any, ipv6_prefix: int,
           forwarded_headers: str, redis: Optional[str], redis_cluster: bool,
           on_backend_error: str, headers: Union[str, bool, None], body: Body,
           max_keys: Optional[int] = None) -> HttpLimiter:

@@ -41,7 +41,8 @@ class Decision:
         """How many more single requests would be allowed right now."""
     @property
     def retry_after(self) -> Optional[float]:
-        """Denied: seconds until the same request would be allowed. Allowed: None."""
+        """Denied: seconds until the same request would be allowed (1.0 for a full
+        table's denial). Allowed: None."""
     @property
     def reset_after(self) -> float:
         """Seconds until the state is fully replenished (0.0 when it already is)."""
@@ -248,6 +249,9 @@ class HttpLimiter:
     def areset(self, key: str) -> Coroutine[Any, Any, bool]:
         """`reset`, awaitable."""
     @property
+    def on_backend_error(self) -> Literal["allow", "deny", "local"]:
+        """What requests get while Redis cannot decide, as the library read the option."""
+    @property
     def remote(self) -> bool:
         """True when the limits live on Redis."""
     @property
@@ -289,13 +293,17 @@ class HttpVerdict:
     def headers(self) -> List[Tuple[bytes, bytes]]:
         """A pass: the rate-limit headers; a refusal: all its headers (ASGI's form)."""
     def asgi_headers(
-        self, response: Optional[Iterable[Tuple[bytes, bytes]]] = None
+        self, response: Optional[Iterable[Tuple[bytes, bytes]]] = None,
+        status: Optional[int] = None,
     ) -> List[Tuple[bytes, bytes]]:
-        """`response`'s headers with these set, replacing any of the same names."""
+        """`response`'s headers with these set, replacing any of the same names; `response`
+        as it is when `status` is a 429 already carrying `Retry-After` or a rate-limit
+        header (a limit inside the app refused it)."""
     def wsgi_headers(
-        self, response: Optional[Iterable[Tuple[str, str]]] = None
+        self, response: Optional[Iterable[Tuple[str, str]]] = None,
+        status: Union[str, int, None] = None,
     ) -> List[Tuple[str, str]]:
-        """The same in WSGI's form, `(str, str)` pairs."""
+        """The same in WSGI's form, `(str, str)` pairs (`status`: the status line)."""
     @property
     def limit(self) -> Optional[str]:
         """The limit the headers report (on a 429, the denying one admitting last)."""

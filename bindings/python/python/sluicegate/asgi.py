@@ -12,7 +12,8 @@ import asyncio
 import inspect
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping, Optional, Union
 
-from ._common import Body, MiddlewareBase, Outage, as_list, build, check_callable, rewrite
+from ._common import (Body, BackendFailureHook, MiddlewareBase, Outage, as_list, build,
+                      check_callable, rewrite)
 from ._native import HttpVerdict
 from .limit import Limit
 
@@ -38,8 +39,9 @@ class RateLimitMiddleware(MiddlewareBase):
     are then shared by every process naming them alike on that Redis. `on_backend_error`:
     `"allow"` (default), `"deny"` (503 with `Retry-After: 1`) or `"local"` (decided in
     this process until Redis answers again) when Redis cannot answer; each outage is logged
-    (logger `sluicegate`, a warning at most every 10 seconds) and counted
-    (`backend_errors`).
+    (logger `sluicegate`, a warning at most every 10 seconds, and one when Redis decides
+    again), reported to `on_backend_failure` (a function of a `sluicegate.BackendFailure`,
+    called where each warning is logged) and counted (`backend_errors`).
 
     `exempt`: a function of the scope; true lets the request through uncounted, without
     headers. `on_breach(scope, verdict)`: called on each `429` (may be async). `headers`:
@@ -71,6 +73,7 @@ class RateLimitMiddleware(MiddlewareBase):
         body: Body = "text",
         content_type: str = "text/plain; charset=utf-8",
         max_keys: Optional[int] = None,
+        on_backend_failure: Optional[BackendFailureHook] = None,
     ) -> None:
         check_callable(exempt, "exempt")
         check_callable(on_breach, "on_breach")
@@ -92,7 +95,7 @@ class RateLimitMiddleware(MiddlewareBase):
         self.body = body
         self.content_type = content_type
         self._remote = self.limiter.remote
-        self._outage = Outage(self.limiter, on_backend_error)
+        self._outage = Outage(self.limiter, on_backend_failure)
 
     async def areset(self, key: str) -> bool:
         """`reset` for an event loop: with limits on Redis it never blocks the loop."""
@@ -124,7 +127,9 @@ class RateLimitMiddleware(MiddlewareBase):
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = dict(message)
-                message["headers"] = verdict.asgi_headers(message.get("headers"))
+                # A 429 from a limit inside the app keeps that limit's headers.
+                message["headers"] = verdict.asgi_headers(message.get("headers"),
+                                                          message.get("status"))
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

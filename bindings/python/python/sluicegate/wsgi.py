@@ -12,7 +12,8 @@ import time
 from types import TracebackType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
-from ._common import Body, MiddlewareBase, Outage, as_list, build, check_callable, rewrite
+from ._common import (Body, BackendFailureHook, MiddlewareBase, Outage, as_list, build,
+                      check_callable, rewrite)
 from ._native import HttpVerdict
 from .limit import Limit
 
@@ -48,6 +49,7 @@ class RateLimitMiddleware(MiddlewareBase):
         body: Body = "text",
         content_type: str = "text/plain; charset=utf-8",
         max_keys: Optional[int] = None,
+        on_backend_failure: Optional[BackendFailureHook] = None,
     ) -> None:
         check_callable(exempt, "exempt")
         check_callable(on_breach, "on_breach")
@@ -69,7 +71,7 @@ class RateLimitMiddleware(MiddlewareBase):
         self.body = body
         self.content_type = content_type
         self._remote = self.limiter.remote
-        self._outage = Outage(self.limiter, on_backend_error)
+        self._outage = Outage(self.limiter, on_backend_failure)
 
     def __call__(self, environ: Dict[str, Any],
                  start_response: StartResponse) -> Iterable[bytes]:
@@ -90,6 +92,7 @@ class RateLimitMiddleware(MiddlewareBase):
 
         def start_with_headers(status: str, headers: List[Tuple[str, str]],
                                exc_info: Optional[ExcInfo] = None) -> Callable[[bytes], object]:
-            return start_response(status, verdict.wsgi_headers(headers), exc_info)
+            # A 429 from a limit inside the app keeps that limit's headers.
+            return start_response(status, verdict.wsgi_headers(headers, status), exc_info)
 
         return self.app(environ, start_with_headers)

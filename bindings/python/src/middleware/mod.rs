@@ -14,10 +14,11 @@ use crate::{args, errors, runtime};
 use options::{Built, KeyFunction, Options, QuotaFunction};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use sluicegate::http::{Deciding, RequestLimiter};
+use sluicegate::http::{Deciding, Peer, RequestLimiter};
 use sluicegate::redis::AnyRedisLimiter;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 pub(crate) use verdict::HttpVerdict;
@@ -36,6 +37,8 @@ pub(crate) struct HttpLimiter {
     quota_functions: Vec<QuotaFunction>,
     /// The limits' names, in order, as given.
     names: Vec<String>,
+    /// Set once the warning that every request shares one key (a Unix socket) was given.
+    warned: AtomicBool,
 }
 
 /// The options and, once built, the limiters they describe.
@@ -100,6 +103,7 @@ impl HttpLimiter {
             key_functions,
             quota_functions,
             names,
+            warned: AtomicBool::new(false),
         })
     }
 
@@ -199,6 +203,13 @@ impl HttpLimiter {
         pyo3_async_runtimes::tokio::future_into_py(py, async move { limits.reset(key).await })
     }
 
+    /// What requests get while Redis cannot decide: `"allow"`, `"deny"` or `"local"`, as the
+    /// library read the option.
+    #[getter]
+    fn on_backend_error(&self) -> &'static str {
+        self.limits.options.on_backend_error()
+    }
+
     /// True when the limits live on Redis (decisions then wait on it).
     #[getter]
     fn remote(&self) -> bool {
@@ -240,6 +251,9 @@ impl HttpLimiter {
         mut parts: http::request::Parts,
         request: &Bound<'_, PyAny>,
     ) -> PyResult<(http::request::Parts, usize)> {
+        if let Some(peer) = parts.extensions.get::<Peer>() {
+            self.warn_once(request.py(), peer)?;
+        }
         if !self.key_functions.is_empty() {
             let options = &self.limits.options;
             let keys = request::given_keys(&self.key_functions, request, || {
@@ -265,6 +279,26 @@ impl HttpLimiter {
             chosen += tier * quota.stride;
         }
         Ok((parts, chosen))
+    }
+
+    /// Warns once (a `RuntimeWarning`) when every request from `peer`, a peer without an IP
+    /// address, shares one key for the limits keyed by the client's address: the library
+    /// says when (a Unix socket nobody trusts) and in what words.
+    #[cold]
+    fn warn_once(&self, py: Python<'_>, peer: &Peer) -> PyResult<()> {
+        if self.warned.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(warning) = self.limits.options.shared_key_warning(peer) else {
+            return Ok(());
+        };
+        if self.warned.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let warning =
+            std::ffi::CString::new(warning).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        PyErr::warn(py, &category, &warning, 1)
     }
 
     /// The limiters on Redis, once built.

@@ -15,24 +15,26 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use sluicegate::http::front_end::{
-    in_process_backend_bounded, key_extractor, parse_on_backend_error, FrontEndError,
-    FrontEndOption, FrontEndOptions, GivenKey,
+    in_process_backend_bounded, key_extractor, parse_backend_error_mode, redis_backend,
+    FrontEndError, FrontEndOption, FrontEndOptions, GivenKey,
 };
 use sluicegate::http::{
-    redis_prefix, ClientAddr, ClientIp, OnBackendError, ProblemJson, RateLimitBuilder, Rejection,
+    BackendErrorMode, ClientAddr, ClientIp, Peer, ProblemJson, RateLimitBuilder, Rejection,
     RequestLimit, RequestLimiter, DEFAULT_MAX_KEYS,
 };
 use sluicegate::policy::{AlgorithmKind, KeySpec, Policy, PolicyError};
-use sluicegate::redis::{AnyRedisLimiter, Fallback, RedisError};
+use sluicegate::redis::AnyRedisLimiter;
 use sluicegate::Quota;
 
 /// Every option, checked.
 pub(crate) struct Options {
     limits: Vec<Limit>,
     client_ip: ClientIp,
-    on_backend_error: OnBackendError,
-    /// `on_backend_error="local"`: limits on Redis decide in this process while it cannot.
-    local_fallback: bool,
+    /// True when a limit's key is the client's address (`"ip"`, or a key function given it).
+    keys_by_client: bool,
+    /// `on_backend_error`: what the limits on Redis do while it cannot decide (the library's
+    /// answer and fallback).
+    on_backend_error: BackendErrorMode,
     redis: Option<Redis>,
     standard_headers: bool,
     legacy_headers: bool,
@@ -168,17 +170,11 @@ impl Options {
         }
         .client_ip()
         .map_err(named)?;
-        let local_fallback = on_backend_error == "local";
-        let on_backend_error = if local_fallback {
-            // Outages are decided in process; other errors (a wrong-type key) let requests by.
-            OnBackendError::Allow
-        } else {
-            parse_on_backend_error(on_backend_error).map_err(|e| {
-                errors::value(format!(
-                    "on_backend_error: {e}; or \"local\" (decide in process)"
-                ))
-            })?
-        };
+        let on_backend_error = parse_backend_error_mode(on_backend_error).map_err(named)?;
+        let keys_by_client = functions.iter().any(|(_, _, client)| *client)
+            || read
+                .iter()
+                .any(|limit| matches!(limit.key, KeySpec::PeerIp));
         let (standard_headers, legacy_headers) = header_forms(header_form)?;
         let body = match body {
             "text" => Body::Text,
@@ -197,8 +193,8 @@ impl Options {
         let options = Options {
             limits: read,
             client_ip,
+            keys_by_client,
             on_backend_error,
-            local_fallback,
             redis: redis.map(|url| Redis {
                 url,
                 cluster: redis_cluster,
@@ -212,6 +208,11 @@ impl Options {
         // will live on Redis, so that a mistake fails where the middleware is built.
         options.in_process().map_err(errors::value)?;
         Ok((options, functions, choosers))
+    }
+
+    /// `on_backend_error` as the library spells it: `"allow"`, `"deny"` or `"local"`.
+    pub(crate) fn on_backend_error(&self) -> &'static str {
+        self.on_backend_error.as_str()
     }
 
     /// True when the limits live on Redis.
@@ -233,10 +234,19 @@ impl Options {
         }
     }
 
+    /// The warning to give once when every request from `peer` shares one key for the limits
+    /// keyed by the client's address (a Unix socket nobody trusts): the library's sentence.
+    pub(crate) fn shared_key_warning(&self, peer: &Peer) -> Option<String> {
+        if !self.keys_by_client {
+            return None;
+        }
+        self.client_ip.shared_key_warning(peer, "trusted_proxies")
+    }
+
     /// A builder with the settings (headers, body, backend errors) and no limit yet.
     fn builder(&self) -> RateLimitBuilder {
         let builder = RequestLimiter::builder()
-            .on_backend_error(self.on_backend_error)
+            .on_backend_error(self.on_backend_error.answer())
             .standard_headers(self.standard_headers)
             .legacy_headers(self.legacy_headers);
         match self.body {
@@ -279,17 +289,17 @@ impl Options {
             for tier in limit.policies() {
                 let mut parts = Vec::new();
                 for policy in tier {
-                    let on_redis = |e: RedisError| format!("limit {:?} on Redis: {e}", policy.name);
                     // Connected first, so that the first request is decided on Redis when
                     // it answers; built lazily all the same when it does not.
-                    let backend = match self.redis_backend(&policy, redis, false).await {
-                        Ok(backend) => backend,
-                        Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => self
-                            .redis_backend(&policy, redis, true)
-                            .await
-                            .map_err(on_redis)?,
-                        Err(e) => return Err(on_redis(e)),
-                    };
+                    let backend = redis_backend(
+                        &policy,
+                        &redis.url,
+                        redis.cluster,
+                        self.on_backend_error,
+                        true,
+                    )
+                    .await
+                    .map_err(|e| format!("limit {:?} on Redis: {e}", policy.name))?;
                     remotes.push(backend.clone());
                     let mut one = RequestLimit::new(policy.name.clone(), backend);
                     if !limit.given {
@@ -350,24 +360,6 @@ impl Options {
                 Ok((limiter, names.into()))
             })
             .collect()
-    }
-
-    /// The Redis limiter behind `policy`, under the prefix every HTTP front end uses.
-    async fn redis_backend(
-        &self,
-        policy: &Policy,
-        redis: &Redis,
-        lazy: bool,
-    ) -> Result<AnyRedisLimiter, RedisError> {
-        let mut builder = AnyRedisLimiter::builder(policy.quota, policy.algorithm, &redis.url)
-            .prefix(redis_prefix(&policy.name))
-            .name(policy.name.clone())
-            .cluster(redis.cluster)
-            .lazy(lazy);
-        if self.local_fallback {
-            builder = builder.fallback(Fallback::Local { servers: 1 });
-        }
-        builder.connect().await
     }
 }
 

@@ -1,7 +1,9 @@
-//! A request as the library reads it (`sluicegate::http::request_parts`), from an ASGI scope
-//! or a WSGI environ: a change of representation, no rule of its own. The peer address is
-//! the server's (ASGI `client`, WSGI `REMOTE_ADDR`); whether to believe forwarding headers is
-//! the library's trusted-proxy rule alone.
+//! A request as the library reads it (`sluicegate::http::front_end::request_parts_from`), from
+//! an ASGI scope or a WSGI environ: a change of representation, no rule of its own. The peer
+//! is the server's (ASGI `client`, WSGI `REMOTE_ADDR`), read by the library's `Peer::from_host`
+//! (no host, as on a Unix socket, and a host that is not an IP address, as a test client's
+//! `"testclient"`, are keyed as it says); whether to believe forwarding headers is the
+//! library's trusted-proxy rule alone.
 
 use crate::args::{text, type_name};
 use crate::middleware::options::KeyFunction;
@@ -10,8 +12,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
-use sluicegate::http::front_end::{request_parts, GivenKeys};
-use std::net::{IpAddr, SocketAddr};
+use sluicegate::http::front_end::{request_parts_from, GivenKeys};
+use sluicegate::http::Peer;
 
 /// The parts of an ASGI `http` scope: `method`, `raw_path` (else `path`) and
 /// `query_string`, `headers` (`(bytes, bytes)` pairs) and `client` (`(host, port)` or
@@ -59,14 +61,15 @@ pub(crate) fn asgi(scope: &Bound<'_, PyAny>) -> PyResult<Parts> {
         Some(client) => {
             let (host, port) = two(&client)?;
             let port = port.extract::<u16>().unwrap_or(0);
-            peer(text(&host, "client host").ok(), port)
+            Peer::from_host(text(&host, "client host").ok(), port)
         }
-        None => None,
+        // uvicorn --uds: a Unix socket's peer has no address.
+        None => Peer::from_host(None, 0),
     };
     let headers = pairs
         .iter()
         .map(|(name, value)| (name.as_bytes(), value.as_bytes()));
-    Ok(request_parts(method, &uri, headers, peer))
+    Ok(request_parts_from(method, &uri, headers, peer))
 }
 
 /// The parts of a WSGI environ: `REQUEST_METHOD`, `SCRIPT_NAME` + `PATH_INFO` and
@@ -112,18 +115,20 @@ pub(crate) fn wsgi(environ: &Bound<'_, PyAny>) -> PyResult<Parts> {
         }
         pairs.push((name.into_bytes(), latin1(text(&value, field)?)));
     }
+    // gunicorn on a Unix socket gives an empty REMOTE_ADDR (PEP 3333 lets a server leave it
+    // out): a peer without an address, as the library reads it.
     let peer = match environ.get_item(intern!(py, "REMOTE_ADDR"))? {
         Some(address) => {
             let port = environ
                 .get_item(intern!(py, "REMOTE_PORT"))?
                 .and_then(|port| text(&port, "REMOTE_PORT").ok()?.parse().ok())
                 .unwrap_or(0);
-            peer(text(&address, "REMOTE_ADDR").ok(), port)
+            Peer::from_host(text(&address, "REMOTE_ADDR").ok(), port)
         }
-        None => None,
+        None => Peer::from_host(None, 0),
     };
     let headers = pairs.iter().map(|(name, value)| (&name[..], &value[..]));
-    Ok(request_parts(method, &uri, headers, peer))
+    Ok(request_parts_from(method, &uri, headers, peer))
 }
 
 /// The keys the user's functions compute from `request` (the scope or the environ, or the
@@ -163,14 +168,6 @@ pub(crate) fn given_keys(
         keys.insert(limit.as_str(), key);
     }
     Ok(keys)
-}
-
-/// The peer's address; `None` when the server gave none that is an IP address (a Unix
-/// socket, a test client's made-up name), which the library answers for `ip` keys.
-fn peer(host: Option<&str>, port: u16) -> Option<SocketAddr> {
-    // A link-local address may carry its interface (`fe80::1%eth0`), which `IpAddr` does not.
-    let ip: IpAddr = host?.split('%').next()?.parse().ok()?;
-    Some(SocketAddr::new(ip, port))
 }
 
 fn dict<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {

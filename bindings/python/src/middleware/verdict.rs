@@ -118,29 +118,41 @@ impl HttpVerdict {
     /// rate-limit headers; a refusal: all of its headers.
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.asgi_headers(py, None)
+        self.asgi_headers(py, None, None)
     }
 
     /// `response` (an ASGI response's `headers`) with this verdict's headers set, replacing
-    /// any of the same names, as the tower layer does: a new list.
-    #[pyo3(signature = (response = None))]
+    /// any of the same names, as the tower layer does: a new list. When `status` is a
+    /// refusal that already says when to retry (see `keeps_inner_refusal`), `response` as
+    /// it is.
+    #[pyo3(signature = (response = None, status = None))]
     fn asgi_headers<'py>(
         &self,
         py: Python<'py>,
         response: Option<&Bound<'py, PyAny>>,
+        status: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         if let Some(response) = response {
+            let keep = keeps_inner_refusal(status, response, |name| {
+                Ok(name
+                    .cast::<PyBytes>()
+                    .ok()
+                    .map(|name| name.as_bytes().to_vec()))
+            })?;
             for pair in response.try_iter()? {
                 let pair = pair?;
                 let name = pair.get_item(0)?;
                 let replaced = match name.cast::<PyBytes>() {
-                    Ok(name) => self.sets(name.as_bytes()),
+                    Ok(name) => !keep && self.sets(name.as_bytes()),
                     Err(_) => false,
                 };
                 if !replaced {
                     out.append(pair)?;
                 }
+            }
+            if keep {
+                return Ok(out);
             }
         }
         for (name, value) in &self.headers {
@@ -157,23 +169,40 @@ impl HttpVerdict {
     }
 
     /// `response` (the headers a WSGI app passes to `start_response`) with this verdict's
-    /// headers set, replacing any of the same names: a new list of `(str, str)`.
-    #[pyo3(signature = (response = None))]
+    /// headers set, replacing any of the same names: a new list of `(str, str)`. When
+    /// `status` (`"429 Too Many Requests"`) is a refusal that already says when to retry
+    /// (see `keeps_inner_refusal`), `response` as it is.
+    #[pyo3(signature = (response = None, status = None))]
     fn wsgi_headers<'py>(
         &self,
         py: Python<'py>,
         response: Option<&Bound<'py, PyAny>>,
+        status: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         if let Some(response) = response {
+            let keep = keeps_inner_refusal(status, response, |name| {
+                if !name.is_instance_of::<PyString>() {
+                    return Ok(None);
+                }
+                Ok(Some(
+                    crate::args::text(name, "a header name")?
+                        .as_bytes()
+                        .to_vec(),
+                ))
+            })?;
             for pair in response.try_iter()? {
                 let pair = pair?;
                 let name = pair.get_item(0)?;
-                let replaced = name.is_instance_of::<PyString>()
+                let replaced = !keep
+                    && name.is_instance_of::<PyString>()
                     && self.sets(crate::args::text(&name, "a header name")?.as_bytes());
                 if !replaced {
                     out.append(pair)?;
                 }
+            }
+            if keep {
+                return Ok(out);
             }
         }
         for (name, value) in &self.headers {
@@ -286,4 +315,49 @@ impl HttpVerdict {
             .iter()
             .any(|(ours, _)| ours.as_str().as_bytes().eq_ignore_ascii_case(name))
     }
+}
+
+/// The headers that say which limit refused and when to retry.
+const REFUSAL_HEADERS: [&str; 6] = [
+    "retry-after",
+    "ratelimit",
+    "ratelimit-policy",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+];
+
+/// True when the app's response is a `429` (`status`: an int, or a WSGI status line) that
+/// already carries `Retry-After` or a rate-limit header: a limit inside the app (a route's)
+/// refused it, and its headers, not the outer middleware's, describe that refusal.
+fn keeps_inner_refusal(
+    status: Option<&Bound<'_, PyAny>>,
+    response: &Bound<'_, PyAny>,
+    name_of: impl Fn(&Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>>,
+) -> PyResult<bool> {
+    let Some(status) = status else {
+        return Ok(false);
+    };
+    let code = match status.extract::<u16>() {
+        Ok(code) => code,
+        Err(_) => crate::args::text(status, "a status")
+            .ok()
+            .and_then(|line| line.get(..3)?.parse().ok())
+            .unwrap_or(0),
+    };
+    if code != 429 {
+        return Ok(false);
+    }
+    for pair in response.try_iter()? {
+        let pair = pair?;
+        if let Some(name) = name_of(&pair.get_item(0)?)? {
+            if REFUSAL_HEADERS
+                .iter()
+                .any(|known| known.as_bytes().eq_ignore_ascii_case(&name))
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
