@@ -22,6 +22,9 @@ grep -q '^dynamic = \["version"\]$' bindings/python/pyproject.toml \
     || fail 'bindings/python/pyproject.toml must read the version from Cargo (dynamic = ["version"])'
 ! grep -q '^version *=' bindings/python/pyproject.toml \
     || fail "bindings/python/pyproject.toml sets a version of its own"
+# The server's dependency on the library names the version crates.io will hold.
+dependency=$(sed -n 's/^sluicegate = { path = "\.\.", version = "\([^"]*\)".*/\1/p' server/Cargo.toml)
+[ "$dependency" = "$version" ] || fail "server/Cargo.toml depends on sluicegate version '$dependency'"
 npm_version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' bindings/node/package.json)
 [ "$npm_version" = "$version" ] || fail "bindings/node/package.json has version '$npm_version'"
 changelog=$(sed -n 's/^## \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md | head -1)

@@ -3,7 +3,8 @@
 // six GET / requests and checks the answers: five 200s, then a 429 with Retry-After, and
 // RateLimit-Policy and RateLimit on every response. Stops the app (SIGTERM) whatever
 // happens. Also checks that `sluicegate` loaded its native module from the platform package.
-// Usage: node express-check.js APP   (run in the project that installed the tarballs)
+// Usage: node express-check.js APP PLATFORM   (run in the project that installed the tarballs;
+// PLATFORM is napi-rs's name, linux-x64-gnu, linux-arm64-gnu...)
 'use strict';
 
 const { spawn } = require('node:child_process');
@@ -12,6 +13,7 @@ const net = require('node:net');
 const path = require('node:path');
 
 const app = path.resolve(process.argv[2]);
+const platformPackage = `sluicegate-${process.argv[3]}`;
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -52,8 +54,8 @@ function check(condition, message) {
 }
 
 async function main() {
-  const native = require.resolve('sluicegate-linux-x64-gnu', { paths: [process.cwd()] });
-  check(native.includes(`${path.sep}node_modules${path.sep}sluicegate-linux-x64-gnu${path.sep}`),
+  const native = require.resolve(platformPackage, { paths: [process.cwd()] });
+  check(native.includes(`${path.sep}node_modules${path.sep}${platformPackage}${path.sep}`),
     `the native module comes from the platform package (${path.relative(process.cwd(), native)})`);
 
   const port = await freePort();

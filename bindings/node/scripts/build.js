@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Builds the native module from source with cargo, through @napi-rs/cli:
 // `napi build --platform --release` into lib/, which writes the module as
-// `lib/sluicegate.<platform>.node` and napi-rs's loader `lib/native.js` (it loads that file in a
-// checkout, else the platform package `sluicegate-<platform>` an npm install brought), with the
-// raw module's types `lib/native.d.ts`. All three are generated, so git ignores them.
+// `lib/sluicegate.<platform>.node` and the raw module's types `lib/native.d.ts` (both generated,
+// so git ignores them). The loader, lib/native.js, is ours, not napi-rs's generated one: it
+// loads that file in a checkout, else the platform package `sluicegate-<platform>` an npm
+// install brought, and names the package to install when neither is there.
 // Run by `npm install` in this folder (the `prepare` script) and by `npm run build`; extra
 // arguments go to `napi build` (scripts/dist.sh passes none). cargo builds into the
 // workspace's target/, sharing what the Rust build left there.
@@ -53,4 +54,4 @@ if (cargo.error || cargo.status !== 0) {
   process.exit(1);
 }
 run(process.execPath, [napi, 'build', '--platform', '--release', '--output-dir', 'lib',
-  '--js', 'native.js', '--dts', 'native.d.ts', ...process.argv.slice(2)]);
+  '--no-js', '--dts', 'native.d.ts', ...process.argv.slice(2)]);

@@ -46,7 +46,7 @@ pub(crate) fn text<'a>(value: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a 
     let mut size: ffi::Py_ssize_t = 0;
     // SAFETY: `text` is a live `str` (held by `value` for 'a); CPython keeps the UTF-8 it
     // returns, valid and unchanged, as long as the string lives. NULL means an exception is set.
-    let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut size) };
+    let data = unsafe { crate::utf8::as_utf8_and_size(value.py(), text.as_ptr(), &mut size)? };
     if data.is_null() {
         return Err(PyErr::fetch(value.py()));
     }
@@ -54,17 +54,6 @@ pub(crate) fn text<'a>(value: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a 
     Ok(unsafe {
         std::str::from_utf8_unchecked(std::slice::from_raw_parts(data.cast(), size as usize))
     })
-}
-
-// CPython exports this function in every version 3.x, but the limited API lists it only from
-// 3.10, so PyO3 built for abi3-py39 reads a `str` by encoding it into a new `bytes` object and
-// copying that into a `String`: two allocations on every check. A key is read on every check,
-// so it is read here directly (for an ASCII str, CPython hands back the str's own bytes).
-extern "C" {
-    fn PyUnicode_AsUTF8AndSize(
-        unicode: *mut ffi::PyObject,
-        size: *mut ffi::Py_ssize_t,
-    ) -> *const std::os::raw::c_char;
 }
 
 #[cold]

@@ -16,6 +16,7 @@ mod limiter;
 mod middleware;
 mod redis;
 mod runtime;
+mod utf8;
 
 use pyo3::prelude::*;
 
