@@ -5,7 +5,7 @@ use crate::cli::Args;
 use crate::config;
 use crate::engine::Engine;
 use crate::http::{self, Shared};
-use crate::limits::Backing;
+use crate::limits::{Backing, RedisSecrets};
 use crate::net::{self, Admission, Http1Settings};
 use crate::reload::{self, Reloader};
 use crate::{grpc, telemetry};
@@ -25,25 +25,35 @@ const LATENCY_BUCKETS: &[f64] = &[
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
 ];
 
-/// Where the state lives, from the flags.
-pub fn backing(args: &Args) -> Backing {
-    if let Some(url) = &args.redis {
-        Backing::Redis {
-            url: url.clone(),
-            cluster: false,
-            module: args.redis_module,
+/// Where the state lives, from the flags; the error names a TLS file that cannot be read.
+pub fn backing(args: &Args) -> Result<Backing, String> {
+    let (url, cluster) = match (&args.redis, args.redis_cluster.is_empty()) {
+        (Some(url), _) => (url.clone(), false),
+        (None, false) => (args.redis_cluster.join(","), true),
+        (None, true) => {
+            return Ok(Backing::InProcess {
+                max_keys: args.max_keys,
+            })
         }
-    } else if !args.redis_cluster.is_empty() {
-        Backing::Redis {
-            url: args.redis_cluster.join(","),
-            cluster: true,
-            module: args.redis_module,
-        }
-    } else {
-        Backing::InProcess {
-            max_keys: args.max_keys,
-        }
-    }
+    };
+    let read = |flag: &str, path: &Option<std::path::PathBuf>| match path {
+        Some(path) => std::fs::read(path)
+            .map(Some)
+            .map_err(|e| format!("{flag} {}: {e}", path.display())),
+        None => Ok(None),
+    };
+    Ok(Backing::Redis {
+        url,
+        cluster,
+        module: args.redis_module,
+        secrets: RedisSecrets {
+            ca_cert: read("--redis-ca-cert", &args.redis_ca_cert)?,
+            client_cert: read("--redis-client-cert", &args.redis_client_cert)?,
+            client_key: read("--redis-client-key", &args.redis_client_key)?,
+            sentinel_username: args.redis_sentinel_username.clone(),
+            sentinel_password: args.redis_sentinel_password.clone(),
+        },
+    })
 }
 
 /// Serves until `SIGTERM` or `SIGINT`, gRPC on `grpc_threads` threads of its own (0 or 1:
@@ -59,7 +69,7 @@ pub async fn run(args: Args, grpc_threads: usize) -> Result<(), String> {
 
     let shutdown = shutdown_signal()?;
     let hangups = reload::hangups();
-    let backing = backing(&args);
+    let backing = backing(&args)?;
     let seen = config::fingerprint(&args.config);
     let first = reload::snapshot(&args.config, &backing, None).await;
     telemetry::config_load(first.is_ok());

@@ -11,7 +11,7 @@ use crate::config::{Config, Limit, QuotaRule, Unit};
 use sluicegate::backend::Backend;
 use sluicegate::dynamic::AnyKeyedLimiter;
 use sluicegate::policy::AlgorithmKind;
-use sluicegate::redis::AnyRedisLimiter;
+use sluicegate::redis::{AnyRedisLimiter, RedisBuilder, RedisTime};
 use sluicegate::Quota;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,13 +32,66 @@ pub enum Backing {
     },
     /// On Redis, shared by every server that points at it.
     Redis {
-        /// The URL; for a cluster, seed URLs separated by commas.
+        /// The URL (`redis://`, `rediss://`, `redis-sentinel://`, `rediss-sentinel://`); for
+        /// a cluster, seed URLs separated by commas.
         url: String,
         /// Whether it is a Redis Cluster.
         cluster: bool,
         /// Whether to decide with the sluicegate Redis module where Redis has it.
         module: bool,
+        /// TLS files and Sentinel credentials.
+        secrets: RedisSecrets,
     },
+}
+
+/// What reaching Redis takes beyond its URL: TLS files (PEM, read at start) and the
+/// Sentinels' credentials.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RedisSecrets {
+    /// `--redis-ca-cert`: the CA a `rediss` server's certificate must chain to.
+    pub ca_cert: Option<Vec<u8>>,
+    /// `--redis-client-cert`: the client certificate for mutual TLS.
+    pub client_cert: Option<Vec<u8>>,
+    /// `--redis-client-key`: its key.
+    pub client_key: Option<Vec<u8>>,
+    /// `--redis-sentinel-username`.
+    pub sentinel_username: Option<String>,
+    /// `--redis-sentinel-password`.
+    pub sentinel_password: Option<String>,
+}
+
+impl std::fmt::Debug for RedisSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSecrets")
+            .field("ca_cert", &self.ca_cert.is_some())
+            .field("client_cert", &self.client_cert.is_some())
+            .field("client_key", &self.client_key.is_some())
+            .field("sentinel_username", &self.sentinel_username)
+            .field("sentinel_password", &self.sentinel_password.is_some())
+            .finish()
+    }
+}
+
+impl RedisSecrets {
+    /// The builder with these files and credentials.
+    fn apply(
+        &self,
+        mut builder: RedisBuilder<AlgorithmKind, RedisTime>,
+    ) -> RedisBuilder<AlgorithmKind, RedisTime> {
+        if let Some(pem) = &self.ca_cert {
+            builder = builder.ca_cert(pem.clone());
+        }
+        if let Some(pem) = &self.client_cert {
+            builder = builder.client_cert(pem.clone());
+        }
+        if let Some(pem) = &self.client_key {
+            builder = builder.client_key(pem.clone());
+        }
+        if let Some(password) = &self.sentinel_password {
+            builder = builder.sentinel_auth(self.sentinel_username.as_deref(), password);
+        }
+        builder
+    }
 }
 
 /// One rule's limiter.
@@ -314,8 +367,18 @@ async fn make(
             url,
             cluster,
             module,
+            secrets,
         } => {
-            let remote = redis(quota, algorithm, url, (*cluster, *module), prefix, eager).await?;
+            let remote = redis(
+                quota,
+                algorithm,
+                url,
+                (*cluster, *module),
+                secrets,
+                prefix,
+                eager,
+            )
+            .await?;
             Ok(RuleLimiter::Remote(Arc::new(remote)))
         }
     }
@@ -329,17 +392,19 @@ async fn redis(
     algorithm: AlgorithmKind,
     url: &str,
     (cluster, module): (bool, bool),
+    secrets: &RedisSecrets,
     prefix: &str,
     eager: bool,
 ) -> Result<AnyRedisLimiter, String> {
     let builder = || {
-        AnyRedisLimiter::builder(quota, algorithm, url)
+        let builder = AnyRedisLimiter::builder(quota, algorithm, url)
             .prefix(prefix)
             .name(prefix.trim_end_matches(':'))
             .cluster(cluster)
             .module(module)
             // The service never resets a key: no subscription per rule to hear resets.
-            .reset_watch(false)
+            .reset_watch(false);
+        secrets.apply(builder)
     };
     if eager {
         match builder()
