@@ -22,10 +22,10 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_HTTP", default_value = "0.0.0.0:8080")]
     pub http: SocketAddr,
 
-    /// Share limits between replicas through this Redis: redis://[user:password@]host:port/
-    /// (rediss:// for TLS), or a master named by Sentinels:
-    /// redis-sentinel://[user:password@]host1:26379,host2:26379[/db]#master
-    /// (rediss-sentinel:// for TLS).
+    /// Share limits between replicas through this Redis: redis://host:port/ (with
+    /// user:password@ before the host for an ACL user), rediss:// for TLS, or a master named
+    /// by Sentinels: redis-sentinel://host1:26379,host2:26379/#master (rediss-sentinel:// for
+    /// TLS).
     #[arg(long, env = "SLUICEGATE_REDIS", conflicts_with = "redis_cluster")]
     pub redis: Option<String>,
 

@@ -43,9 +43,17 @@ impl Tls {
         self.ca_cert.is_some() || self.client_cert.is_some() || self.client_key.is_some()
     }
 
-    /// Checks the files against the scheme of `url`: they need a TLS URL, and a client
-    /// certificate goes with its key.
+    /// Checks the files against the scheme of `url` (they need a TLS URL, and a client
+    /// certificate goes with its key), then their contents.
     pub(crate) fn check(&self, url: &str) -> Result<(), RedisError> {
+        self.check_url(url)?;
+        #[cfg(feature = "redis-tls")]
+        self.check_pem()?;
+        Ok(())
+    }
+
+    /// The files fit the URL, and a client certificate comes with its key.
+    fn check_url(&self, url: &str) -> Result<(), RedisError> {
         if self.client_cert.is_some() != self.client_key.is_some() {
             return Err(RedisError::config(
                 "a client certificate and its key go together: give both client_cert and \
@@ -67,8 +75,6 @@ impl Tls {
                 redact(url)
             )));
         }
-        #[cfg(feature = "redis-tls")]
-        self.check_pem()?;
         Ok(())
     }
 
@@ -409,11 +415,11 @@ mod tests {
             ca_cert: Some(b"pem".to_vec()),
             ..Tls::default()
         };
-        assert!(ca.check("rediss://h:6380/").is_ok());
-        assert!(ca.check("rediss-sentinel://h1,h2#m").is_ok());
-        assert!(ca.check("redis-sentinel://h1,h2#m").is_err());
-        assert!(ca.check("rediss://a:1,rediss://b:2").is_ok());
-        let error = ca.check("redis://:pw@h:6379/").unwrap_err().to_string();
+        assert!(ca.check_url("rediss://h:6380/").is_ok());
+        assert!(ca.check_url("rediss-sentinel://h1,h2#m").is_ok());
+        assert!(ca.check_url("redis-sentinel://h1,h2#m").is_err());
+        assert!(ca.check_url("rediss://a:1,rediss://b:2").is_ok());
+        let error = ca.check_url("redis://:pw@h:6379/").unwrap_err().to_string();
         assert!(
             error.contains("need a TLS URL") && !error.contains("pw"),
             "{error}"
@@ -423,10 +429,10 @@ mod tests {
             ..Tls::default()
         };
         assert!(half
-            .check("rediss://h/")
+            .check_url("rediss://h/")
             .unwrap_err()
             .to_string()
             .contains("go together"));
-        assert!(Tls::default().check("redis://h/").is_ok());
+        assert!(Tls::default().check_url("redis://h/").is_ok());
     }
 }
