@@ -138,6 +138,47 @@ async fn a_killed_primary_fails_over_and_decisions_resume() {
     );
 }
 
+/// A failover with no process killed: the old master, demoted, answers writes with
+/// `READONLY`, which sends the limiter to the Sentinels for the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demoted_master_sends_the_limiter_to_the_new_one() {
+    let set = SentinelSet::start();
+    let limiter = limiter(&set.url("")).await;
+    let before = limiter.check("k").await.unwrap().remaining();
+    set.fail_over();
+    let started = Instant::now();
+    // Until the old master is a replica (it refuses writes from then on).
+    while !(set.replica.cli(&["ROLE"]).starts_with("master")
+        && set.primary.cli(&["ROLE"]).starts_with("slave"))
+    {
+        assert!(started.elapsed() < Duration::from_secs(20), "no failover");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // An admitted check now can only have been written on the new master.
+    let demoted = Instant::now();
+    let mut outages = 0;
+    let after = loop {
+        match limiter.check("k").await {
+            Ok(decision) => break decision.remaining(),
+            Err(error) => {
+                assert!(error.is_outage(), "not an outage: {error}");
+                outages += 1;
+            }
+        }
+        assert!(
+            demoted.elapsed() < Duration::from_secs(5),
+            "still on the demoted master after {outages} outages"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(after < before, "the count went on: {before} then {after}");
+    eprintln!(
+        "manual failover: {outages} outages, decided on the new master {:?} after the old \
+         one was demoted",
+        demoted.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn a_bad_sentinel_url_is_refused_naming_the_problem() {
     for (url, why) in [

@@ -142,6 +142,13 @@ impl SentinelSet {
         )
     }
 
+    /// `SENTINEL FAILOVER`: the master demoted to a replica, the replica promoted, with no
+    /// process killed.
+    pub fn fail_over(&self) {
+        let reply = cli(self.sentinels[0].0, &["SENTINEL", "FAILOVER", MASTER]);
+        assert_eq!(reply, "OK", "SENTINEL FAILOVER");
+    }
+
     /// The port the Sentinels name as the master now.
     pub fn master_port(&self) -> u16 {
         let answer = cli(
