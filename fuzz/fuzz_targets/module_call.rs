@@ -44,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(write.key < keys);
         assert!(matches!(write.value.len(), 17 | 25), "{write:?}");
         if let Some(ms) = write.ttl_ms {
-            assert!((1000..=sluicegate_redis::entry::MAX_TTL_MS).contains(&ms), "{ms}");
+            assert!(
+                (1000..=sluicegate_redis::entry::MAX_TTL_MS).contains(&ms),
+                "{ms}"
+            );
         }
     }
     if let Some(packed) = reply::pack(&outcome.elements) {

@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
     };
     match text.parse::<Quota>() {
         Ok(quota) => {
-            let again: Quota = quota.to_string().parse().expect("a quota's own text parses");
+            let again: Quota = quota
+                .to_string()
+                .parse()
+                .expect("a quota's own text parses");
             assert_eq!(again, quota, "{text:?} printed as {quota}");
         }
         Err(error) => assert!(!error.to_string().is_empty()),
