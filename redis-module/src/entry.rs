@@ -7,14 +7,23 @@ use crate::rules::rule;
 /// A key's value when the call began.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// No such key.
     Missing,
+    /// A string of a state's length (one of [`STATE_LENGTHS`]).
     Str(Vec<u8>),
+    /// A string of any other length, left unread: no rule's state (`SGFOREIGN`).
+    Foreign,
     /// A key of another type: every group touching it fails with this.
     Wrong,
 }
 
+/// The lengths of every rule's state: a string of another length is no state, and is not
+/// read.
+pub const STATE_LENGTHS: [usize; 2] = [crate::rules::STATE, crate::rules::WIDE_STATE];
+
 /// One group's element of the reply.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)] // The fields are the variants' documented parts.
 pub enum Element {
     /// Each member's six packed numbers.
     Numbers(Vec<u8>),
@@ -28,6 +37,7 @@ pub enum Element {
 pub struct Write {
     /// Its place among the call's keys (from 0).
     pub key: usize,
+    /// The state to store.
     pub value: Vec<u8>,
     /// The TTL to set (ms), `None` to keep the key's.
     pub ttl_ms: Option<i64>,
@@ -36,18 +46,22 @@ pub struct Write {
 /// What a call decided: the reply's elements, and the keys to write.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// The reply's elements, one per group.
     pub elements: Vec<Element>,
+    /// The keys to write, each once.
     pub writes: Vec<Write>,
 }
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+/// The error reply to a call the client did not pack.
 pub const MALFORMED: &str = "ERR sluicegate: a malformed SLUICEGATE.DECIDE call";
-pub const TTL_RANGE: &str =
-    "ERR sluicegate: a state's expiry is out of range (a time far in the future)";
 
-/// The script fails a call whose TTL Redis reads as not an integer: a number from 1e17 ms
-/// on reaches Redis in exponent notation. Here the call fails before writing anything.
-const MAX_TTL_MS: f64 = 1e17;
+/// The longest TTL a write sets: 20 years (7,305 days) in ms, as prelude.lua's `expiry`
+/// caps it. A state fresh later than that (a debt recorded by hits far beyond the limit,
+/// or parameters no quota the client accepts makes) is dropped after 20 years rather than
+/// kept for as long as the parameters ask; every quota's window or bucket, at most twice
+/// `Quota::MAX_PERIOD` (18.3 years), expires within it.
+pub const MAX_TTL_MS: i64 = 631_152_000_000;
 
 /// Per key: whether the call changed it, and what the TTL rule needs to write it.
 #[derive(Clone, Default)]
@@ -133,8 +147,8 @@ fn expiry(fresh: f64, before: Option<f64>, now: f64, own: bool) -> Option<i64> {
         }
     }
     let ms = ((due - now) / 1000.0).ceil().max(1000.0);
-    // Exact as an integer below 2^53; `run` refuses anything from MAX_TTL_MS on.
-    Some(ms.min(MAX_TTL_MS) as i64)
+    // A whole number from 1000 to the cap, so exact as an integer.
+    Some(ms.min(MAX_TTL_MS as f64) as i64)
 }
 
 /// Decides every group in `blob` on `values` (one per key). `clock` is Redis's time in us,
@@ -183,6 +197,8 @@ pub fn run(
                 }
                 Value::Missing => None,
                 Value::Str(v) => Some(v.as_slice()),
+                // Every rule refuses a string of no state's length.
+                Value::Foreign => Some(&[][..]),
             };
             match decide(v, now, mb.n, hit, mb.params) {
                 Err(err) => failed = Some(named(err, m, k)),
@@ -250,9 +266,6 @@ pub fn run(
             continue;
         };
         let ttl_ms = expiry(t.fresh, t.first, t.now, t.own);
-        if ttl_ms.is_some_and(|ms| ms as f64 >= MAX_TTL_MS) {
-            return Err(TTL_RANGE);
-        }
         out.writes.push(Write { key, value, ttl_ms });
     }
     Ok(out)

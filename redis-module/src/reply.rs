@@ -13,8 +13,9 @@
 
 use crate::entry::Element;
 
-/// Tags of the packed elements.
+/// The tag of a group's numbers.
 pub const NUMBERS: u8 = b'n';
+/// The tag of a reservation that wrote.
 pub const UNDO: u8 = b'u';
 
 /// The packed reply, or `None` when an element is an error (then the array is sent).

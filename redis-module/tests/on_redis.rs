@@ -8,6 +8,7 @@ use redis::ConnectionLike;
 use sluicegate::algorithm::{FixedWindow, Gcra, SlidingWindow};
 use sluicegate::redis::RedisLimiter;
 use sluicegate::Quota;
+use sluicegate_redis::entry::MAX_TTL_MS;
 use std::time::Duration;
 use support::redis_server::RedisCluster;
 use support::{connect, expand, server_with_module, server_with_module_and, RedisServer, SCRIPT};
@@ -159,14 +160,16 @@ fn a_replica_without_the_module_gets_every_write() {
             blob.extend_from_slice(&f64::to_be_bytes(x));
         }
     }
+    // And a hit whose debt outlasts the TTL cap: its key's expiry is the cap's.
+    blob.extend(capped_hit(4));
     for _ in 0..4 {
         let mut cmd = redis::cmd("SLUICEGATE.DECIDE");
-        cmd.arg(&["a", "b", "c"]).arg(&blob);
+        cmd.arg(&["a", "b", "c", "d"]).arg(&blob);
         con.req_packed_command(&cmd.get_packed_command()).unwrap();
     }
     let mut rcon = connect(&replica);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    for key in ["a", "b", "c"] {
+    for key in ["a", "b", "c", "d"] {
         let value: Vec<u8> = redis::cmd("GET").arg(key).query(&mut con).unwrap();
         assert_eq!(value.len(), 17, "a GCRA state");
         loop {
@@ -182,8 +185,54 @@ fn a_replica_without_the_module_gets_every_write() {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut rcon).unwrap();
-        assert!(ttl > 0, "{key} has a TTL on the replica: {ttl}");
+        // The replica expires the key at the master's very millisecond.
+        let at: i64 = redis::cmd("PEXPIRETIME").arg(key).query(&mut con).unwrap();
+        let copy: i64 = redis::cmd("PEXPIRETIME").arg(key).query(&mut rcon).unwrap();
+        assert!(at > 0, "{key} has a TTL: {at}");
+        assert_eq!(
+            at, copy,
+            "{key}'s expiry on the master, then on the replica"
+        );
+    }
+    let ttl: i64 = redis::cmd("PTTL").arg("d").query(&mut rcon).unwrap();
+    assert!(
+        (MAX_TTL_MS - 60_000..=MAX_TTL_MS).contains(&ttl),
+        "the capped key's TTL on the replica: {ttl} ms"
+    );
+}
+
+/// A GCRA hit on key `index` (from 1) recording a debt of 10^15 us, 31.7 years, beyond
+/// the TTL cap of 20.
+fn capped_hit(index: u16) -> Vec<u8> {
+    let mut blob = vec![b'h', 0, 1];
+    blob.extend_from_slice(&index.to_be_bytes());
+    blob.push(b'g');
+    // now (Redis's), cost 1, then D = 1, T = 1 us, cap = 10 T, need = 10^15.
+    for x in [-1.0, 1.0, 1.0, 1.0, 10.0, 1e15] {
+        blob.extend_from_slice(&f64::to_be_bytes(x));
+    }
+    blob
+}
+
+#[test]
+fn a_ttl_is_capped_at_twenty_years_as_the_script_caps_it() {
+    let server = server_with_module();
+    let mut con = connect(&server);
+    let mut native = redis::cmd("SLUICEGATE.DECIDE");
+    native.arg("m").arg(capped_hit(1));
+    con.req_packed_command(&native.get_packed_command())
+        .unwrap();
+    let mut script = redis::cmd("EVAL");
+    script.arg(SCRIPT).arg(1).arg("s").arg(1).arg(capped_hit(1));
+    con.req_packed_command(&script.get_packed_command())
+        .unwrap();
+    assert_eq!(MAX_TTL_MS, 20 * 36_525 * 86_400_000 / 100);
+    for key in ["m", "s"] {
+        let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut con).unwrap();
+        assert!(
+            (MAX_TTL_MS - 60_000..=MAX_TTL_MS).contains(&ttl),
+            "{key}: TTL {ttl} ms"
+        );
     }
 }
 
@@ -369,4 +418,23 @@ async fn futures_answers<A: sluicegate::Algorithm>(
         answers.push(limiter.check("g").await.unwrap().is_allowed());
     }
     answers
+}
+
+/// A composite wider than the module's cap on members goes to the scripts, whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_composite_beyond_the_modules_caps_is_decided_by_the_scripts() {
+    use sluicegate::backend::{all_of, Member, Op};
+    use sluicegate_redis::limits::MAX_MEMBERS;
+    let server = server_with_module();
+    let limiter = limiter(&server).await;
+    let keys: Vec<String> = (0..=MAX_MEMBERS).map(|i| format!("wide{i}")).collect();
+    let members: Vec<_> = keys.iter().map(|key| Member::new(&limiter, key)).collect();
+    let decision = all_of(&members, 1, Op::Check).await.expect("a decision");
+    assert!(decision.is_allowed());
+    assert_eq!(calls(&server, "sluicegate.decide"), 0);
+    assert!(calls(&server, "evalsha") + calls(&server, "eval") > 0);
+    // At the cap, the module decides it.
+    let members = &members[..MAX_MEMBERS];
+    assert!(all_of(members, 1, Op::Check).await.unwrap().is_allowed());
+    assert_eq!(calls(&server, "sluicegate.decide"), 1);
 }

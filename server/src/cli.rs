@@ -22,13 +22,57 @@ pub struct Args {
     #[arg(long, env = "SLUICEGATE_HTTP", default_value = "0.0.0.0:8080")]
     pub http: SocketAddr,
 
-    /// Share limits between replicas through this Redis (redis://host:port/).
+    /// Share limits between replicas through this Redis: redis://host:port/ (with
+    /// user:password@ before the host for an ACL user), rediss:// for TLS, or a master named
+    /// by Sentinels: redis-sentinel://host1:26379,host2:26379/#master (rediss-sentinel:// for
+    /// TLS).
     #[arg(long, env = "SLUICEGATE_REDIS", conflicts_with = "redis_cluster")]
     pub redis: Option<String>,
 
     /// Share limits through a Redis Cluster: seed node URLs, separated by commas.
     #[arg(long, env = "SLUICEGATE_REDIS_CLUSTER", value_delimiter = ',')]
     pub redis_cluster: Vec<String>,
+
+    /// A PEM file of the CA certificates a rediss:// server's certificate must chain to
+    /// (instead of the system's roots).
+    #[arg(long, env = "SLUICEGATE_REDIS_CA_CERT", value_name = "PATH")]
+    pub redis_ca_cert: Option<PathBuf>,
+
+    /// A PEM certificate to show a rediss:// server that asks for one (mutual TLS), with
+    /// --redis-client-key.
+    #[arg(
+        long,
+        env = "SLUICEGATE_REDIS_CLIENT_CERT",
+        value_name = "PATH",
+        requires = "redis_client_key"
+    )]
+    pub redis_client_cert: Option<PathBuf>,
+
+    /// The PEM private key of --redis-client-cert.
+    #[arg(
+        long,
+        env = "SLUICEGATE_REDIS_CLIENT_KEY",
+        value_name = "PATH",
+        requires = "redis_client_cert"
+    )]
+    pub redis_client_key: Option<PathBuf>,
+
+    /// The Sentinels' own password (their requirepass) for a redis-sentinel:// URL, whose
+    /// user:password is the master's.
+    #[arg(
+        long,
+        env = "SLUICEGATE_REDIS_SENTINEL_PASSWORD",
+        hide_env_values = true
+    )]
+    pub redis_sentinel_password: Option<String>,
+
+    /// The Sentinels' ACL user, with --redis-sentinel-password.
+    #[arg(
+        long,
+        env = "SLUICEGATE_REDIS_SENTINEL_USERNAME",
+        requires = "redis_sentinel_password"
+    )]
+    pub redis_sentinel_username: Option<String>,
 
     /// Decide with the sluicegate Redis module's SLUICEGATE.DECIDE where Redis has it
     /// loaded (redis-module/; a fraction of the scripts' Redis CPU), else with the scripts.

@@ -26,23 +26,33 @@ const LATENCY_BUCKETS: &[f64] = &[
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
 ];
 
-/// Where the state lives, from the flags.
-pub fn backing(args: &Args) -> Backing {
-    let redis = |url: String, cluster: bool| {
-        let mut redis = RedisSpec::new(url);
-        redis.cluster = cluster;
-        redis.module = args.redis_module;
-        Backing::Redis(redis)
-    };
-    if let Some(url) = &args.redis {
-        redis(url.clone(), false)
-    } else if !args.redis_cluster.is_empty() {
-        redis(args.redis_cluster.join(","), true)
-    } else {
-        Backing::InProcess {
-            max_keys: args.max_keys,
+/// Where the state lives, from the flags; the error names a TLS file that cannot be read.
+pub fn backing(args: &Args) -> Result<Backing, String> {
+    let (url, cluster) = match (&args.redis, args.redis_cluster.is_empty()) {
+        (Some(url), _) => (url.clone(), false),
+        (None, false) => (args.redis_cluster.join(","), true),
+        (None, true) => {
+            return Ok(Backing::InProcess {
+                max_keys: args.max_keys,
+            })
         }
-    }
+    };
+    // Read here, so that an unreadable file stops the service naming its flag.
+    let read = |flag: &str, path: &Option<std::path::PathBuf>| match path {
+        Some(path) => std::fs::read_to_string(path)
+            .map(Some)
+            .map_err(|e| format!("{flag} {}: {e}", path.display())),
+        None => Ok(None),
+    };
+    let mut redis = RedisSpec::new(url);
+    redis.cluster = cluster;
+    redis.module = args.redis_module;
+    redis.ca_cert = read("--redis-ca-cert", &args.redis_ca_cert)?;
+    redis.client_cert = read("--redis-client-cert", &args.redis_client_cert)?;
+    redis.client_key = read("--redis-client-key", &args.redis_client_key)?;
+    redis.sentinel_username = args.redis_sentinel_username.clone();
+    redis.sentinel_password = args.redis_sentinel_password.clone();
+    Ok(Backing::Redis(redis))
 }
 
 /// Serves until `SIGTERM` or `SIGINT`, gRPC on `grpc_threads` threads of its own (0 or 1:
@@ -58,7 +68,7 @@ pub async fn run(args: Args, grpc_threads: usize) -> Result<(), String> {
 
     let shutdown = shutdown_signal()?;
     let hangups = reload::hangups();
-    let backing = backing(&args);
+    let backing = backing(&args)?;
     let seen = config::fingerprint(&args.config);
     let first = reload::snapshot(&args.config, &backing, None).await;
     telemetry::config_load(first.is_ok());

@@ -5,7 +5,7 @@
 
 use super::epoch::epoch;
 use super::Clock;
-use crate::state::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 

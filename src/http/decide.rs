@@ -1,8 +1,9 @@
 //! Deciding a request against every limit, and what the decisions add up to.
 
-use super::headers::{ceil_secs, Report};
+use super::headers::ceil_secs;
 use super::key::KeyBuf;
 use super::on_backend_error::OnBackendError;
+use super::report::Report;
 use crate::backend::{
     all_of_each, reserve_each, Backend, BackendError, Member, Op, Receipt, Receipts,
 };

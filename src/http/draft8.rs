@@ -3,8 +3,8 @@
 //! `RateLimit-Policy: "ip"; q=5; w=60; pk=:MmMyNmI0NmI2OGZm:` (each limit, with the partition
 //! key of the request's key on it) and `RateLimit: "ip"; r=4; t=60`.
 
-use super::headers::{Described, Report, SF_INTEGER_MAX};
 use super::key::KeyBuf;
+use super::report::{Described, Report, SF_INTEGER_MAX};
 use http::header::HeaderValue;
 use sha2::{Digest, Sha256};
 use std::fmt::Write;

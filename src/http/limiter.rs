@@ -1,9 +1,10 @@
 //! [`RequestLimiter`]: where an HTTP request is decided, once, for every front end.
 
 use super::decide::{self, Outcome};
-use super::headers::{RateLimitHeaders, Report};
+use super::headers::RateLimitHeaders;
 use super::limit::RequestLimit;
 use super::on_backend_error::OnBackendError;
+use super::report::Report;
 use super::settings::{Extracted, Settings};
 use super::verdict::{Deciding, PendingVerdict, Verdict};
 use crate::backend::{BackendError, BackendErrorKind, Call, Op};

@@ -125,6 +125,7 @@ mod peer;
 mod policy;
 mod refund;
 mod rejection;
+mod report;
 mod request;
 mod reserve;
 mod respond;
@@ -138,7 +139,7 @@ pub use builder::RateLimitBuilder;
 pub use error::{BuildError, Naming, Problem};
 pub use future::ResponseFuture;
 pub use headers::{
-    HeaderDraft, RateLimitHeaders, Report, RATELIMIT, RATELIMIT_LIMIT, RATELIMIT_POLICY,
+    HeaderDraft, RateLimitHeaders, RATELIMIT, RATELIMIT_LIMIT, RATELIMIT_POLICY,
     RATELIMIT_REMAINING, RATELIMIT_RESET, X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING,
     X_RATELIMIT_RESET,
 };
@@ -155,6 +156,7 @@ pub use peer::{Peer, MAX_PEER_NAME, UNIX_PEER_KEY, UNIX_PROXY_ENTRY};
 pub use policy::{redis_prefix, DEFAULT_MAX_KEYS};
 pub use refund::Refund;
 pub use rejection::Rejection;
+pub use report::Report;
 pub use reserve::{PendingReserved, Reserved, Reserving};
 pub use respond::{JsonDetail, PlainText, ProblemJson, Responder};
 pub use service::RateLimitService;

@@ -4,11 +4,12 @@
 //! each limit's key, cost and tier, and the verdict an outcome gives.
 
 use super::decide::{Backends, Outcome};
-use super::headers::{self, Described, HeaderForm, RateLimitHeaders, Report};
+use super::headers::{self, HeaderForm, RateLimitHeaders};
 use super::key::{KeyBuf, KeyError};
 use super::limit::RequestLimit;
 use super::on_backend_error::OnBackendError;
 use super::rejection::Rejection;
+use super::report::{Described, Report};
 use super::respond::Responder;
 use super::verdict::Verdict;
 use crate::backend::{Backend, Call, Op};

@@ -8,7 +8,7 @@
 
 use crate::state::engine::Engine;
 use crate::state::reclaim::{Domain, Guard};
-use crate::state::sync::{lock, AtomicPtr, Mutex, Ordering};
+use crate::sync::{lock, AtomicPtr, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 use std::ptr;
 
@@ -21,7 +21,7 @@ pub(super) struct Generation<A: Engine> {
     pub(super) number: u32,
     /// Under loom, reclamation marks a generation freed instead of freeing it.
     #[cfg(loom)]
-    freed: crate::state::sync::AtomicBool,
+    freed: crate::sync::AtomicBool,
 }
 
 impl<A: Engine> Generation<A> {
@@ -33,7 +33,7 @@ impl<A: Engine> Generation<A> {
             params,
             number,
             #[cfg(loom)]
-            freed: crate::state::sync::AtomicBool::new(false),
+            freed: crate::sync::AtomicBool::new(false),
         }
     }
 

@@ -413,6 +413,8 @@ mod tests {
             timeout: TIMEOUT,
             connect_timeout: TIMEOUT,
             lazy: true,
+            tls: Default::default(),
+            sentinel_auth: Default::default(),
         };
         let sender = Sender::new(Link::connect(&endpoint).await.unwrap(), true, false);
         assert!(matches!(sender.enqueue(None, group("a")), Route::Alone(_)));

@@ -11,6 +11,7 @@ use super::limiter::RedisLimiter;
 use super::link::{Endpoint, Link};
 use super::params::Params;
 use super::reset_watch::ResetWatch;
+use super::target::{SentinelAuth, Tls};
 use super::telemetry::Telemetry;
 use super::time::{RedisTime, TimeSource};
 use crate::algorithm::AlgorithmKind;
@@ -78,6 +79,8 @@ pub struct RedisBuilder<A, C> {
     reset_watch: bool,
     module: bool,
     fallback: Fallback,
+    tls: Tls,
+    sentinel_auth: SentinelAuth,
     /// The algorithm: `A::KIND` for a typed builder, any for an [`AnyRedisLimiter`]'s.
     kind: AlgorithmKind,
     algorithm: PhantomData<fn() -> A>,
@@ -105,6 +108,8 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             reset_watch: true,
             module: false,
             fallback: Fallback::Error,
+            tls: Tls::default(),
+            sentinel_auth: SentinelAuth::default(),
             algorithm: PhantomData,
         }
     }
@@ -214,6 +219,38 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
         self
     }
 
+    /// Verifies a `rediss://` (or `rediss-sentinel://`) server's certificate against `pem`
+    /// (one or more PEM certificates: a private CA) instead of the system's roots. TLS needs
+    /// the `redis-tls` feature; see the [module documentation](super#where-redis-runs).
+    pub fn ca_cert(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.ca_cert = Some(pem.into());
+        self
+    }
+
+    /// Shows `pem` (a PEM certificate, or a chain) to a TLS server that asks for a client
+    /// certificate (mutual TLS; Redis's `tls-auth-clients yes`), with
+    /// [`client_key`](Self::client_key).
+    pub fn client_cert(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.client_cert = Some(pem.into());
+        self
+    }
+
+    /// The private key (PEM: PKCS#8, PKCS#1 or SEC1) of [`client_cert`](Self::client_cert).
+    pub fn client_key(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.client_key = Some(pem.into());
+        self
+    }
+
+    /// Authenticates to the Sentinels of a `redis-sentinel://` URL (their `requirepass`, or
+    /// an ACL user when `username` is given); the URL's own credentials are the master's.
+    pub fn sentinel_auth(mut self, username: Option<&str>, password: &str) -> Self {
+        self.sentinel_auth = SentinelAuth {
+            username: username.map(str::to_owned),
+            password: Some(password.to_owned()),
+        };
+        self
+    }
+
     /// What to answer while Redis times out or cannot be reached (default
     /// [`Fallback::Error`]: return the error).
     pub fn fallback(mut self, fallback: Fallback) -> Self {
@@ -248,6 +285,8 @@ impl<A, C: TimeSource> RedisBuilder<A, C> {
             reset_watch: self.reset_watch,
             module: self.module,
             fallback: self.fallback,
+            tls: self.tls,
+            sentinel_auth: self.sentinel_auth,
             kind,
             algorithm: PhantomData,
         }
@@ -270,6 +309,8 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             lazy: self.lazy,
+            tls: self.tls,
+            sentinel_auth: self.sentinel_auth,
         };
         let link = Link::connect(&endpoint).await?;
         let name = self.name.unwrap_or_else(|| self.prefix.clone());
@@ -280,7 +321,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
             keys,
             time,
             local,
-            sender: Sender::new(link, self.batching, self.module),
+            sender: Sender::new(link.clone(), self.batching, self.module),
             deny_cache: (self.deny_cache && self.deny_cache_capacity > 0)
                 .then(|| DenyCache::new(self.deny_cache_capacity)),
             standby,
@@ -292,7 +333,7 @@ impl<A: Algorithm, C: TimeSource> RedisBuilder<A, C> {
         if self.reset_watch && limiter.inner.remembers_keys() {
             let shared = Arc::downgrade(&limiter.inner);
             let watch = ResetWatch::start(
-                endpoint.node_urls(),
+                link,
                 limiter.inner.keys.reset_channel(),
                 endpoint.connect_timeout,
                 Box::new(move |key| {
@@ -367,7 +408,7 @@ impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
         f.debug_struct("RedisBuilder")
             .field("algorithm", &self.kind)
             .field("quota", &self.quota)
-            .field("url", &super::link::redact(&self.url))
+            .field("url", &super::target::redact(&self.url))
             .field("prefix", &self.prefix)
             .field("name", &self.name)
             .field("clock", &self.clock)
@@ -380,6 +421,8 @@ impl<A, C: fmt::Debug> fmt::Debug for RedisBuilder<A, C> {
             .field("reset_watch", &self.reset_watch)
             .field("module", &self.module)
             .field("fallback", &self.fallback)
+            .field("tls", &self.tls)
+            .field("sentinel_auth", &self.sentinel_auth)
             .finish()
     }
 }

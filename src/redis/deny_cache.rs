@@ -23,7 +23,7 @@
 // `pub` items here are reachable only by the loom models (through `cfg(loom)` re-exports).
 #![cfg_attr(not(loom), allow(unreachable_pub))]
 
-use crate::state::sync::{lock, AtomicUsize, Mutex, Ordering::Relaxed};
+use crate::sync::{lock, AtomicUsize, Mutex, Ordering::Relaxed};
 use ahash::RandomState;
 use hashbrown::HashMap;
 use std::fmt;

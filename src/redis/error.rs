@@ -213,6 +213,18 @@ pub(crate) fn classify(error: &redis::RedisError, key: &str, timeout: Duration) 
     if error.is_timeout() {
         return RedisError::Timeout { after: timeout };
     }
+    // A connection whose AUTH failed is no connection: an outage, named as such.
+    if error.kind() == ErrorKind::AuthenticationFailed || error.code() == Some("WRONGPASS") {
+        return RedisError::unavailable(format!(
+            "Redis refused the credentials (the URL's user:password): {error}"
+        ));
+    }
+    if error.code() == Some("NOAUTH") {
+        return RedisError::unavailable(format!(
+            "Redis asks for credentials that were not given (user:password in the URL; for \
+             Sentinels, their own): {error}"
+        ));
+    }
     let outage = error.is_io_error()
         || error.is_connection_dropped()
         || error.is_connection_refusal()

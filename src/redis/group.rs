@@ -157,7 +157,7 @@ impl<'a> Call<'a> {
         let strings_len = strings.len();
         let mut blob = Vec::with_capacity(places.len() * MEMBER + 8 * GROUP);
         let mut places = places.into_iter();
-        for group in groups {
+        for group in groups.clone() {
             let code = if op == b'r' {
                 b'r'
             } else {
@@ -182,6 +182,8 @@ impl<'a> Call<'a> {
             }
         }
         strings.extend(logs);
+        let groups = groups.map(|group| group.members.len());
+        native &= within_module_caps(groups, strings.len(), blob.len());
         let script = match letter {
             Some(letter) if !mixed => SCRIPTS.by_letter(letter),
             _ => &SCRIPTS.any,
@@ -204,6 +206,28 @@ impl<'a> Call<'a> {
 /// The algorithms the sluicegate Redis module decides (redis-module/src/rules): those whose
 /// state is one string (all but the sliding log).
 const NATIVE: &[u8] = b"fagltw";
+
+/// What one `SLUICEGATE.DECIDE` call may carry: the module's caps (redis-module/src/limits.rs,
+/// whose tests hold the module to them), beyond which it refuses the call. The batches
+/// stay far below them (64 calls, about 32 KiB); a composite of more than 1024 limits goes
+/// to the scripts.
+const MODULE_MAX_ARGUMENT_BYTES: usize = 256 * 1024;
+const MODULE_MAX_KEYS: usize = 4096;
+const MODULE_MAX_GROUPS: usize = 1024;
+const MODULE_MAX_MEMBERS: usize = 1024;
+
+/// Whether the module takes a call of groups of `members` each, on `keys` keys, packed in
+/// `bytes`.
+fn within_module_caps(members: impl Iterator<Item = usize>, keys: usize, bytes: usize) -> bool {
+    let mut groups = 0;
+    for members in members {
+        groups += 1;
+        if members > MODULE_MAX_MEMBERS || groups > MODULE_MAX_GROUPS {
+            return false;
+        }
+    }
+    keys <= MODULE_MAX_KEYS && bytes <= MODULE_MAX_ARGUMENT_BYTES
+}
 
 /// Marks a provisional index as a sorted set's.
 const LOG: u32 = 1 << 31;

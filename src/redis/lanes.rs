@@ -12,7 +12,7 @@
 // `pub` items here are reachable only by the loom models (through `cfg(loom)` re-exports).
 #![cfg_attr(not(loom), allow(unreachable_pub))]
 
-use crate::state::sync::{lock, AtomicU64, Mutex, Ordering::Relaxed};
+use crate::sync::{lock, AtomicU64, Mutex, Ordering::Relaxed};
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 

@@ -3,7 +3,10 @@
 //!
 //! Standalone Redis goes through redis-rs's `ConnectionManager`: one multiplexed connection
 //! for every task, reconnecting by itself. A cluster goes through `ClusterConnection`, which
-//! routes each script to the node of its keys' slot and follows the cluster's changes.
+//! routes each script to the node of its keys' slot and follows the cluster's changes. A
+//! master named by Sentinels goes through a `ConnectionManager` to it that moves to the new
+//! master after a failover (`sentinel.rs`). Where and how to connect (TLS files included)
+//! is `target.rs`'s.
 //! Every call is wrapped in `tokio::time::timeout`, so it returns within the limiter's timeout
 //! whatever the network does. The link keeps a [`Health`] (a circuit breaker) and runs its
 //! probe; the breaker knows nothing of the link.
@@ -12,13 +15,15 @@ use super::error::{classify, RedisError};
 use super::health::{Health, PROBE_INTERVAL};
 use super::reply;
 use super::scripts::Script;
+use super::sentinel::SentinelConn;
+use super::target::{self, redact, SentinelAuth, SentinelUrl, Tls};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, ServerErrorKind, ToRedisArgs, Value};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
 
@@ -31,18 +36,13 @@ pub(crate) struct Endpoint {
     pub(crate) timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) lazy: bool,
+    /// TLS files for a `rediss` URL.
+    pub(crate) tls: Tls,
+    /// Credentials for the Sentinels of a Sentinel URL.
+    pub(crate) sentinel_auth: SentinelAuth,
 }
 
 impl Endpoint {
-    /// The URL of each node to reach: the one URL as given (a password may hold a comma), or
-    /// each seed node of a cluster.
-    pub(crate) fn node_urls(&self) -> Vec<String> {
-        if !self.cluster {
-            return vec![self.url.clone()];
-        }
-        self.nodes().into_iter().map(str::to_owned).collect()
-    }
-
     /// The nodes of a cluster's seed list.
     fn nodes(&self) -> Vec<&str> {
         self.url
@@ -57,6 +57,8 @@ impl Endpoint {
     pub(crate) fn identity(&self) -> String {
         let kind = if self.cluster {
             "cluster"
+        } else if target::is_sentinel(&self.url) {
+            "sentinel"
         } else {
             "standalone"
         };
@@ -68,6 +70,7 @@ impl Endpoint {
 enum Conn {
     Standalone(ConnectionManager),
     Cluster(ClusterConnection),
+    Sentinel(Arc<SentinelConn>),
 }
 
 impl Conn {
@@ -78,6 +81,7 @@ impl Conn {
         let reply = match self {
             Conn::Standalone(conn) => conn.req_packed_command(cmd).await,
             Conn::Cluster(conn) => conn.req_packed_command(cmd).await,
+            Conn::Sentinel(conn) => conn.query(cmd).await,
         };
         match reply? {
             Value::ServerError(error) => Err(error.into()),
@@ -105,6 +109,11 @@ pub(crate) struct Link {
     starting: AtomicBool,
     /// Wakes the calls waiting on the first probe.
     settled: Notify,
+    /// Why the probe's last `PING` failed, for the errors of calls failed fast meanwhile
+    /// (a refused password says so, rather than "not connected").
+    last_failure: Mutex<Option<String>>,
+    /// How the link was made: its subscribers (the reset watch) connect alike.
+    endpoint: Endpoint,
 }
 
 impl fmt::Debug for Link {
@@ -125,7 +134,15 @@ impl Link {
         if endpoint.timeout.is_zero() || endpoint.connect_timeout.is_zero() {
             return Err(RedisError::config("timeouts must be longer than zero"));
         }
-        let conn = if endpoint.cluster {
+        endpoint.tls.check(&endpoint.url)?;
+        let conn = if target::is_sentinel(&endpoint.url) {
+            if endpoint.cluster {
+                return Err(RedisError::config(
+                    "a Sentinel URL names one master: it cannot be a cluster",
+                ));
+            }
+            Self::sentinel(endpoint)?
+        } else if endpoint.cluster {
             Self::cluster(endpoint).await?
         } else {
             Self::standalone(endpoint)?
@@ -140,6 +157,8 @@ impl Link {
             health: Health::new(!endpoint.cluster && endpoint.lazy, endpoint.cluster),
             starting: AtomicBool::new(!endpoint.cluster && endpoint.lazy),
             settled: Notify::new(),
+            last_failure: Mutex::new(None),
+            endpoint: endpoint.clone(),
         });
         if endpoint.lazy {
             link.start_probe();
@@ -160,27 +179,50 @@ impl Link {
         Ok(link)
     }
 
-    fn standalone(endpoint: &Endpoint) -> Result<Conn, RedisError> {
-        let client = redis::Client::open(endpoint.url.as_str()).map_err(|e| {
-            RedisError::config(format!("bad Redis URL {}: {e}", redact(&endpoint.url)))
-        })?;
+    /// The `ConnectionManager` settings of a link to one node.
+    fn manager_config(endpoint: &Endpoint) -> ConnectionManagerConfig {
         // Few, quick reconnection attempts: while Redis is down the limiter does not send
         // calls (the breaker fails them fast) and its probe asks again every interval, so
         // a long backoff inside the manager would only delay recovery. No response timeout
         // of its own: `eval` bounds the whole call (connection wait included) with one timer.
-        let config = ConnectionManagerConfig::new()
+        ConnectionManagerConfig::new()
             .set_response_timeout(None)
             .set_connection_timeout(Some(endpoint.connect_timeout))
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(20))
-            .set_max_delay(Duration::from_millis(200));
-        ConnectionManager::new_lazy_with_config(client, config)
+            .set_max_delay(Duration::from_millis(200))
+    }
+
+    fn standalone(endpoint: &Endpoint) -> Result<Conn, RedisError> {
+        let client = target::node_client(&endpoint.url, &endpoint.tls)?;
+        ConnectionManager::new_lazy_with_config(client, Self::manager_config(endpoint))
             .map(Conn::Standalone)
             .map_err(|e| RedisError::config(format!("cannot use {}: {e}", redact(&endpoint.url))))
     }
 
+    fn sentinel(endpoint: &Endpoint) -> Result<Conn, RedisError> {
+        let url = SentinelUrl::parse(&endpoint.url)?;
+        let conn = SentinelConn::new(
+            &url,
+            &endpoint.tls,
+            &endpoint.sentinel_auth,
+            Self::manager_config(endpoint),
+            endpoint.connect_timeout,
+        )?;
+        Ok(Conn::Sentinel(Arc::new(conn)))
+    }
+
     async fn cluster(endpoint: &Endpoint) -> Result<Conn, RedisError> {
-        let client = ClusterClient::builder(endpoint.nodes())
+        let certificates = target::cluster_certificates(&endpoint.url, &endpoint.tls)?;
+        let builder = ClusterClient::builder(endpoint.nodes());
+        #[cfg(feature = "redis-tls")]
+        let builder = match certificates {
+            Some(certificates) => builder.certs(certificates),
+            None => builder,
+        };
+        #[cfg(not(feature = "redis-tls"))]
+        let _ = certificates;
+        let client = builder
             .retries(2)
             .min_retry_wait(10)
             .max_retry_wait(100)
@@ -243,9 +285,25 @@ impl Link {
                 return Ok(());
             }
         }
-        Err(RedisError::unavailable(
-            "not connected (reconnecting in the background)",
-        ))
+        let last = self.last_failure.lock().unwrap_or_else(|e| e.into_inner());
+        Err(RedisError::unavailable(match last.as_deref() {
+            Some(why) => format!("not connected (reconnecting in the background; last: {why})"),
+            None => "not connected (reconnecting in the background)".to_owned(),
+        }))
+    }
+
+    /// Clients for subscribing to pub/sub channels on this Redis: the one node, a cluster's
+    /// seeds (every node hears every `PUBLISH`), or the master the Sentinels name now.
+    pub(crate) async fn subscriber_clients(&self) -> Vec<redis::Client> {
+        match &self.conn {
+            Conn::Sentinel(sentinel) => sentinel.master_client().await.into_iter().collect(),
+            Conn::Cluster(_) => (self.endpoint.nodes().into_iter())
+                .filter_map(|node| target::node_client(node, &self.endpoint.tls).ok())
+                .collect(),
+            Conn::Standalone(_) => target::node_client(&self.endpoint.url, &self.endpoint.tls)
+                .into_iter()
+                .collect(),
+        }
     }
 
     /// The first probe has answered (either way): calls stop waiting for it.
@@ -345,13 +403,24 @@ impl Link {
         tokio::spawn(probe(Arc::downgrade(self)));
     }
 
-    /// `PING`, for the probe and for connecting.
+    /// `PING`, for the probe and for connecting; through Sentinels, to the master they
+    /// name now (so a probe during a failover finds the new master as soon as they do).
     async fn ping(&self) -> Result<(), RedisError> {
         let mut conn = self.conn.clone();
+        if let Conn::Sentinel(sentinel) = &conn {
+            if let Err(e) = Box::pin(sentinel.refresh()).await {
+                return Err(classify(&e, "", self.timeout));
+            }
+        }
         match conn.query(&redis::cmd("PING")).await {
             Ok(_) => Ok(()),
             Err(e) => Err(classify(&e, "", self.timeout)),
         }
+    }
+
+    /// Records why the probe's `PING` failed (`None`: it answered).
+    fn record_probe(&self, failure: Option<String>) {
+        *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
     }
 }
 
@@ -364,10 +433,16 @@ async fn probe(link: Weak<Link>) {
         };
         let ping = tokio::time::timeout(strong.connect_timeout, strong.ping()).await;
         if matches!(ping, Ok(Ok(()))) {
+            strong.record_probe(None);
             strong.health.recovered();
             strong.settle();
             return;
         }
+        strong.record_probe(Some(match ping {
+            Ok(Err(RedisError::Unavailable { reason })) => reason,
+            Ok(Err(error)) => error.to_string(),
+            _ => format!("no answer within {:?}", strong.connect_timeout),
+        }));
         strong.settle();
         drop(strong);
         tokio::time::sleep(PROBE_INTERVAL).await;
@@ -406,35 +481,4 @@ pub(crate) fn failing_key<K: AsRef<str>>(error: &redis::RedisError, keys: &[K]) 
     keys.get(index.unwrap_or(0))
         .map(|key| key.as_ref().to_owned())
         .unwrap_or_default()
-}
-
-/// `urls` with any credentials (`user:password@`) replaced by `***@`, for messages.
-pub(crate) fn redact(urls: &str) -> String {
-    urls.split(',')
-        .map(|url| match (url.find("://"), url.rfind('@')) {
-            (Some(scheme), Some(at)) if at > scheme => {
-                format!("{}***{}", &url[..scheme + 3], &url[at..])
-            }
-            _ => url.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact;
-
-    #[test]
-    fn credentials_never_reach_messages() {
-        assert_eq!(
-            redact("redis://:secret@10.0.0.1:6379/0"),
-            "redis://***@10.0.0.1:6379/0"
-        );
-        assert_eq!(
-            redact("redis://u:p@a:1,redis://b:2"),
-            "redis://***@a:1,redis://b:2"
-        );
-        assert_eq!(redact("redis://127.0.0.1/"), "redis://127.0.0.1/");
-    }
 }

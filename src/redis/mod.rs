@@ -153,6 +153,33 @@
 //! node down must not stop the others' slots); calls to a failed node time out, or fail
 //! when the connection is refused, and the fallback applies.
 //!
+//! # Where Redis runs
+//!
+//! The URL says where Redis is: `redis://[user:password@]host:port[/db]` (an ACL user, or
+//! `:password` for `requirepass`), `rediss://` for TLS (feature `redis-tls`), a Redis
+//! Cluster's seed nodes with [`RedisBuilder::cluster`], or the master a set of Sentinels
+//! names: `redis-sentinel://[user:password@]host1:26379,host2:26379[/db]#master`
+//! (`rediss-sentinel://` for TLS), followed through failovers.
+//!
+//! TLS is rustls with the *ring* provider (no OpenSSL to link). It verifies the server's
+//! certificate and host name against the system's roots, or against
+//! [`RedisBuilder::ca_cert`]; [`RedisBuilder::client_cert`] and [`RedisBuilder::client_key`]
+//! answer a server that asks for a client certificate. Files that do not fit the URL, or
+//! that hold no PEM certificate or key, are [`RedisError::Config`] before anything connects.
+//! A refused password, or a certificate that does not verify, is
+//! [`RedisError::Unavailable`] saying why.
+//!
+//! Through Sentinels the URL's credentials and database are the data nodes';
+//! [`RedisBuilder::sentinel_auth`] gives the Sentinels' own. The limiter asks the Sentinels
+//! for the master (and checks its `ROLE`); a call that fails as a failover makes calls fail
+//! (the connection refused or dropped, `READONLY`, `MASTERDOWN`) starts a refresh, and while
+//! the master is down the probe asks the Sentinels again every 100 ms, so decisions resume
+//! within that of the Sentinels promoting a replica: their `down-after-milliseconds`, their
+//! vote, and at most 100 ms (2.3 s after a kill with `down-after-milliseconds 1000`, in
+//! `tests/redis_sentinel.rs`). Calls meanwhile fail as outages, which the [`Fallback`]
+//! answers. Replication is asynchronous: writes the old primary had not yet sent to its
+//! replica are lost with it.
+//!
 //! # Metrics and logs
 //!
 //! With the `metrics` feature: `sluicegate_redis_call_duration_seconds{limiter}`,
@@ -183,6 +210,8 @@ mod reply;
 mod reset;
 mod reset_watch;
 mod scripts;
+mod sentinel;
+mod target;
 mod telemetry;
 mod time;
 mod undo;
@@ -195,5 +224,28 @@ pub use builder::{
 pub use error::RedisError;
 pub use fallback::Fallback;
 pub use limiter::RedisLimiter;
+pub(crate) use target::check_url;
 pub use telemetry::RedisStats;
 pub use time::{AnyTime, RedisTime, TimeSource};
+
+/// Entry points for the fuzz targets (`fuzz/`), built only by `cargo fuzz` (which sets
+/// `--cfg fuzzing`): not part of the API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Reads `bytes` as the client reads the module's packed reply, then each element as a
+    /// group of one limit, of two, and as a reservation: errors for what is not a reply,
+    /// never a panic.
+    pub fn read_native_reply(bytes: &[u8]) {
+        let Ok(redis::Value::Array(elements)) = super::reply::unpack_native(bytes) else {
+            return;
+        };
+        for element in elements {
+            let _ = super::reply::composite(element.clone(), 1);
+            let _ = super::reply::composite(element.clone(), 2);
+            if let Ok((answer, _)) = super::reply::reservation(element) {
+                let _ = answer.decision(10);
+            }
+        }
+    }
+}

@@ -13,9 +13,11 @@
 //! before the message does may still see the denial.
 
 use super::health::PROBE_INTERVAL;
+use super::link::Link;
 use redis::aio::PubSubStream;
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::AbortHandle;
 
@@ -36,19 +38,25 @@ impl Drop for ResetWatch {
 }
 
 impl ResetWatch {
-    /// Subscribes to `channel` on the first of `nodes` that answers (on a cluster every node
-    /// hears every `PUBLISH`), resubscribing whenever the connection ends. Needs a tokio
-    /// runtime.
+    /// Subscribes to `channel` on the first node of `link`'s Redis that answers (on a
+    /// cluster every node hears every `PUBLISH`; through Sentinels, the master they name
+    /// now), resubscribing whenever the connection ends. Needs a tokio runtime.
     pub(crate) fn start(
-        nodes: Vec<String>,
+        link: Arc<Link>,
         channel: String,
         connect_timeout: Duration,
         forget: Forget,
     ) -> ResetWatch {
         let task = tokio::spawn(async move {
             let mut wait = PROBE_INTERVAL;
-            for node in nodes.iter().cycle() {
-                if let Some(mut messages) = subscribe(node, &channel, connect_timeout).await {
+            loop {
+                let mut heard = false;
+                for client in link.subscriber_clients().await {
+                    let Some(mut messages) = subscribe(client, &channel, connect_timeout).await
+                    else {
+                        continue;
+                    };
+                    heard = true;
                     forget(None);
                     wait = PROBE_INTERVAL;
                     while let Some(message) =
@@ -59,7 +67,9 @@ impl ResetWatch {
                             forget(Some(key));
                         }
                     }
-                } else {
+                    break;
+                }
+                if !heard {
                     // Down, or refused for good (an ACL without this channel): ask less often.
                     wait = (wait * 2).min(MAX_WAIT);
                 }
@@ -70,9 +80,12 @@ impl ResetWatch {
     }
 }
 
-/// A connection subscribed to `channel`, or `None` if `node` did not answer in time.
-async fn subscribe(node: &str, channel: &str, timeout: Duration) -> Option<PubSubStream> {
-    let client = redis::Client::open(node).ok()?;
+/// A connection of `client` subscribed to `channel`, or `None` if it did not answer in time.
+async fn subscribe(
+    client: redis::Client,
+    channel: &str,
+    timeout: Duration,
+) -> Option<PubSubStream> {
     let subscribed = async {
         let mut pubsub = client.get_async_pubsub().await?;
         pubsub.subscribe(channel).await?;

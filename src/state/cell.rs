@@ -3,9 +3,9 @@
 use crate::algorithm::{step, Op, Packed};
 use crate::decision::Decision;
 use crate::state::outcome::{Stale, Swap, Sweep};
-use crate::state::sync::SpinWait;
-use crate::state::sync::{AtomicU64, Ordering};
 use crate::state::table::word::{self, MOVED, OFFSET, PENDING};
+use crate::sync::SpinWait;
+use crate::sync::{AtomicU64, Ordering};
 
 /// Applies `P`'s transition (or, for a hit, [`Packed::hit`]) to the state held in `word` as
 /// `state + OFFSET`: load, compute, `compare_exchange_weak`, and on failure recompute from the

@@ -10,7 +10,7 @@ use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
 use crate::state::outcome::{Stale, Swap, Sweep};
-use crate::state::sync::AtomicU64;
+use crate::sync::AtomicU64;
 use std::fmt;
 
 /// A rate-limiting algorithm: one of [`Gcra`], [`TokenBucket`], [`LeakyBucket`],
@@ -222,7 +222,7 @@ macro_rules! packed_engine {
 
             #[inline(always)]
             fn keyed_check(
-                word: &$crate::state::sync::AtomicU64,
+                word: &$crate::sync::AtomicU64,
                 params: &Self::Params,
                 now: u64,
                 cost: u32,
@@ -238,7 +238,7 @@ macro_rules! packed_engine {
             }
 
             fn keyed_undo(
-                word: &$crate::state::sync::AtomicU64,
+                word: &$crate::sync::AtomicU64,
                 _params: &Self::Params,
                 swap: $crate::state::outcome::Swap,
             ) -> bool {
@@ -246,7 +246,7 @@ macro_rules! packed_engine {
             }
 
             fn keyed_migrate(
-                word: &$crate::state::sync::AtomicU64,
+                word: &$crate::sync::AtomicU64,
                 convert: Option<(&Self::Params, &Self::Params, u64)>,
                 place: impl FnMut(u64),
             ) -> Option<u64> {
@@ -255,7 +255,7 @@ macro_rules! packed_engine {
             }
 
             fn keyed_sweep(
-                word: &$crate::state::sync::AtomicU64,
+                word: &$crate::sync::AtomicU64,
                 params: &Self::Params,
                 now: u64,
             ) -> $crate::state::outcome::Sweep {

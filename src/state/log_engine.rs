@@ -4,13 +4,13 @@
 use super::engine::Engine;
 use super::log_ring::LogRing;
 use super::outcome::{Stale, Swap, Sweep};
-use super::sync::{AtomicU64, Ordering};
 use super::table::word;
 use crate::algorithm::sliding_log::SlidingLogParams;
 use crate::algorithm::{AlgorithmKind, Op, SlidingLog};
 use crate::decision::Decision;
 use crate::error::QuotaError;
 use crate::quota::Quota;
+use crate::sync::{AtomicU64, Ordering};
 
 impl Engine for SlidingLog {
     const KIND: AlgorithmKind = AlgorithmKind::SlidingLog;

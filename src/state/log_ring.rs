@@ -26,7 +26,7 @@ use crate::algorithm::sliding_log::{decide, SlidingLogParams, Snapshot};
 use crate::algorithm::Op;
 use crate::decision::Decision;
 use crate::state::outcome::{Stale, Swap};
-use crate::state::sync::{AtomicU64, Ordering, SpinWait};
+use crate::sync::{AtomicU64, Ordering, SpinWait};
 
 const WRITING: u64 = 1;
 const DEAD: u64 = 2;
@@ -41,7 +41,7 @@ pub struct LogRing {
     length: Divisor,
     /// Under loom, reclamation marks a ring freed instead of freeing it (see `Array`).
     #[cfg(loom)]
-    freed: crate::state::sync::AtomicBool,
+    freed: crate::sync::AtomicBool,
 }
 
 impl LogRing {
@@ -52,7 +52,7 @@ impl LogRing {
             slots: (0..length).map(|_| AtomicU64::new(0)).collect(),
             length: Divisor::new(u64::from(length)).expect("a ring has at least one slot"),
             #[cfg(loom)]
-            freed: crate::state::sync::AtomicBool::new(false),
+            freed: crate::sync::AtomicBool::new(false),
         }
     }
 

@@ -13,7 +13,6 @@ pub(crate) mod log_ring;
 pub(crate) mod outcome;
 pub(crate) mod reclaim;
 pub(crate) mod shared_quota;
-pub(crate) mod sync;
 pub(crate) mod table;
 
 pub use engine::Algorithm;

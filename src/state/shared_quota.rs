@@ -1,7 +1,7 @@
 //! [`SharedQuota`]: a quota that one writer replaces while others read it, without locks.
 
 use crate::quota::Quota;
-use crate::state::sync::{fence, AtomicU64, Ordering};
+use crate::sync::{fence, AtomicU64, Ordering};
 
 /// A [`Quota`] readable while a reconfiguration replaces it: a sequence lock over atomics
 /// (the version is odd while a write is in progress; a reader retries if it changed).

@@ -19,12 +19,16 @@ pub(crate) const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
 pub(crate) const MAX_DEBT: f64 = 2_251_799_813_685_248.0;
 /// The states of every rule but the sliding window's: a tag and two big-endian doubles.
 pub const STATE: usize = 17;
+/// The sliding window's state: its tag, then the window, the previous and the current
+/// counts.
+pub const WIDE_STATE: usize = 25;
 
 /// One decision (prelude.lua's `decide` returns).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     /// allowed, remaining, retry_after_us, reset_after_us, wait_us, a single request's retry.
     pub reply: [f64; 6],
+    /// Whether the request is admitted.
     pub allowed: bool,
     /// The new state, `None` when nothing changes.
     pub write: Option<Vec<u8>>,

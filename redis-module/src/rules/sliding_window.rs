@@ -1,13 +1,10 @@
 //! sliding_window.lua, ported (see there for the rule, the state and the range).
 
 use super::window::{instant, window_of};
-use super::{flag, fractional, Decision, MAX_EXACT};
+use super::{flag, fractional, Decision, MAX_EXACT, WIDE_STATE as WIDE};
 
 const FOREIGN: &str =
     "SGFOREIGN the key holds a value that is not a sluicegate SlidingWindow state";
-
-/// The state's bytes: the tag `W`, then the window, the previous and the current counts.
-const WIDE: usize = 25;
 
 /// `sliding_earliest`: the least elapsed x in [0, d) at which a request of k fits in a window
 /// whose fading count is `fading` and current count `current`, or `None`.

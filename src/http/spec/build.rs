@@ -335,7 +335,6 @@ impl TierMaker for OpenTiers {
 #[cfg(feature = "redis")]
 mod redis {
     use super::super::check::RedisPlan;
-    use super::super::RedisSpec;
     use crate::algorithm::AlgorithmKind;
     use crate::http::on_backend_error::BackendErrorMode;
     use crate::http::policy::redis_prefix;
@@ -360,12 +359,7 @@ mod redis {
             name: &str,
             eager: bool,
         ) -> Result<AnyRedisLimiter, RedisError> {
-            let spec = RedisSpec {
-                url: self.plan.url.clone(),
-                cluster: self.plan.cluster,
-                module: self.plan.module,
-                connect: None,
-            };
+            let spec = &self.plan.spec;
             let fallback = self.mode.fallback();
             let prefix = redis_prefix(name);
             spec.limiter(quota, algorithm, &prefix, name, eager, |builder| {

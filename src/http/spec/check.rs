@@ -65,9 +65,8 @@ pub(crate) struct TiersPlan {
 #[derive(Debug, Clone)]
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
 pub(crate) struct RedisPlan {
-    pub(crate) url: String,
-    pub(crate) cluster: bool,
-    pub(crate) module: bool,
+    /// The spec as checked, its URL trimmed.
+    pub(crate) spec: RedisSpec,
     /// Build after a first answer (falling back to a background connection).
     pub(crate) connect_now: bool,
 }
@@ -563,17 +562,48 @@ impl RedisSpec {
             }
         };
         check_redis_url(&self.url, self.cluster, &path.then("url"), problems);
+        for (name, value) in [
+            ("ca_cert", &self.ca_cert),
+            ("client_cert", &self.client_cert),
+            ("client_key", &self.client_key),
+        ] {
+            if let Some(Err(e)) = value.as_deref().map(pem_text) {
+                problems.add(path.then(name), e);
+            }
+        }
+        if self.client_cert.is_some() != self.client_key.is_some() {
+            problems.add(
+                path.then(if self.client_cert.is_some() {
+                    "client_key"
+                } else {
+                    "client_cert"
+                }),
+                "a client certificate and its key go together: give both client_cert and \
+                 client_key, or neither",
+            );
+        }
         (problems.len() == before).then(|| RedisPlan {
-            url: self.url.trim().to_owned(),
-            cluster: self.cluster,
-            module: self.module,
+            spec: RedisSpec {
+                url: self.url.trim().to_owned(),
+                ..self.clone()
+            },
             connect_now,
         })
     }
 }
 
-/// Problems with a Redis URL (each seed node's, for a cluster); connecting waits for
-/// building.
+/// A TLS option's PEM: the value itself when it is PEM text, else the file it names.
+pub(crate) fn pem_text(value: &str) -> Result<Vec<u8>, String> {
+    if value.trim_start().starts_with("-----BEGIN") {
+        return Ok(value.as_bytes().to_vec());
+    }
+    std::fs::read(value).map_err(|e| {
+        format!("{value:?} is neither PEM text (-----BEGIN ...) nor a file that can be read: {e}")
+    })
+}
+
+/// Problems with a Redis URL (each seed node's, for a cluster; a Sentinel URL's form);
+/// connecting waits for building.
 #[cfg(feature = "redis")]
 fn check_redis_url(url: &str, cluster: bool, path: &OptionPath, problems: &mut Problems) {
     let urls: Vec<&str> = if cluster {
@@ -582,7 +612,7 @@ fn check_redis_url(url: &str, cluster: bool, path: &OptionPath, problems: &mut P
         vec![url.trim()]
     };
     for one in urls {
-        if let Err(e) = redis::Client::open(one) {
+        if let Err(e) = crate::redis::check_url(one) {
             problems.add(
                 path.clone(),
                 format!("{one:?} is not a Redis URL such as \"redis://127.0.0.1:6379/\": {e}"),

@@ -120,6 +120,16 @@ pub(super) struct RedisFields {
     module: bool,
     #[serde(default)]
     connect: Option<String>,
+    #[serde(default, alias = "caCert")]
+    ca_cert: Option<String>,
+    #[serde(default, alias = "clientCert")]
+    client_cert: Option<String>,
+    #[serde(default, alias = "clientKey")]
+    client_key: Option<String>,
+    #[serde(default, alias = "sentinelUsername")]
+    sentinel_username: Option<String>,
+    #[serde(default, alias = "sentinelPassword")]
+    sentinel_password: Option<String>,
 }
 
 impl From<RedisForm> for RedisSpec {
@@ -131,6 +141,11 @@ impl From<RedisForm> for RedisSpec {
                 cluster: fields.cluster,
                 module: fields.module,
                 connect: fields.connect,
+                ca_cert: fields.ca_cert,
+                client_cert: fields.client_cert,
+                client_key: fields.client_key,
+                sentinel_username: fields.sentinel_username,
+                sentinel_password: fields.sentinel_password,
             },
         }
     }

@@ -205,7 +205,8 @@ pub struct TierSpec {
 #[cfg_attr(feature = "serde", serde(from = "de::RedisForm"))]
 #[non_exhaustive]
 pub struct RedisSpec {
-    /// `redis://host:port/` (`rediss://` for TLS); a Cluster's seed nodes separated by commas.
+    /// `redis://host:port/` (`rediss://` for TLS; `redis-sentinel://host1,host2/#master` or
+    /// `rediss-sentinel://` through Sentinels); a Cluster's seed nodes separated by commas.
     pub url: String,
     /// A Redis Cluster.
     pub cluster: bool,
@@ -217,6 +218,18 @@ pub struct RedisSpec {
     /// (build at once; the first requests wait for a background connection, within the call
     /// timeout).
     pub connect: Option<String>,
+    /// The CA a `rediss://` server's certificate must chain to, instead of the system's
+    /// roots: a PEM file's path, or the PEM itself (text beginning `-----BEGIN`).
+    pub ca_cert: Option<String>,
+    /// The client certificate shown for mutual TLS, as `ca_cert`; with `client_key`.
+    pub client_cert: Option<String>,
+    /// The client certificate's private key, as `ca_cert`.
+    pub client_key: Option<String>,
+    /// The user the Sentinels of a `redis-sentinel://` URL know (the URL's own user is the
+    /// master's).
+    pub sentinel_username: Option<String>,
+    /// The Sentinels' password (their `requirepass`, or `sentinel_username`'s).
+    pub sentinel_password: Option<String>,
 }
 
 impl FrontEndSpec {
@@ -329,6 +342,11 @@ impl RedisSpec {
             cluster: false,
             module: false,
             connect: None,
+            ca_cert: None,
+            client_cert: None,
+            client_key: None,
+            sentinel_username: None,
+            sentinel_password: None,
         }
     }
 }

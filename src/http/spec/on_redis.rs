@@ -2,13 +2,14 @@
 //! background: the one connection strategy of every front end built from configuration
 //! (the HTTP front ends, `sluicegate-server`).
 
+use super::check::pem_text;
 use super::RedisSpec;
 use crate::algorithm::AlgorithmKind;
 use crate::quota::Quota;
 use crate::redis::{AnyRedisLimiter, RedisBuilder, RedisError, RedisTime};
 
 impl RedisSpec {
-    /// A limiter on this Redis (its URL, Cluster and module settings) for `quota`, decided by
+    /// A limiter on this Redis (its URL, Cluster, module, TLS and Sentinel settings) for `quota`, decided by
     /// `algorithm`, its keys under `prefix`, `name`d in metrics and logs, with whatever else
     /// `configure` sets (a fallback, timeouts).
     ///
@@ -45,15 +46,37 @@ impl RedisSpec {
             RedisBuilder<AlgorithmKind, RedisTime>,
         ) -> RedisBuilder<AlgorithmKind, RedisTime>,
     ) -> Result<AnyRedisLimiter, RedisError> {
+        let pem = |name: &str, value: &Option<String>| match value.as_deref() {
+            Some(value) => pem_text(value)
+                .map(Some)
+                .map_err(|e| RedisError::config(format!("redis.{name}: {e}"))),
+            None => Ok(None),
+        };
+        let (ca_cert, client_cert, client_key) = (
+            pem("ca_cert", &self.ca_cert)?,
+            pem("client_cert", &self.client_cert)?,
+            pem("client_key", &self.client_key)?,
+        );
         let builder = |lazy: bool| {
-            configure(
-                AnyRedisLimiter::builder(quota, algorithm, self.url.trim())
-                    .prefix(prefix)
-                    .name(name)
-                    .cluster(self.cluster)
-                    .module(self.module)
-                    .lazy(lazy),
-            )
+            let mut builder = AnyRedisLimiter::builder(quota, algorithm, self.url.trim())
+                .prefix(prefix)
+                .name(name)
+                .cluster(self.cluster)
+                .module(self.module)
+                .lazy(lazy);
+            if let Some(pem) = &ca_cert {
+                builder = builder.ca_cert(pem.clone());
+            }
+            if let Some(pem) = &client_cert {
+                builder = builder.client_cert(pem.clone());
+            }
+            if let Some(pem) = &client_key {
+                builder = builder.client_key(pem.clone());
+            }
+            if let Some(password) = &self.sentinel_password {
+                builder = builder.sentinel_auth(self.sentinel_username.as_deref(), password);
+            }
+            configure(builder)
         };
         if now {
             match builder(false).connect().await {

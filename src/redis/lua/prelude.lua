@@ -54,6 +54,10 @@
 -- costs Redis a fraction of a SET ... PX. That holds on Redis's clock, which is also the
 -- clock Redis expires keys by; with a client's clock (`own` false) every write sets the
 -- expiry, as the client's time need not run at Redis's pace.
+-- A TTL is at most 20 years (7305 days, 631152000000 ms): every quota's state is fresh
+-- within twice the longest period (18.3 years), and a state the parameters would keep
+-- longer (a debt of hits far beyond the limit) is dropped after 20 years rather than held
+-- for as long as a client's parameters ask.
 -- Returns the TTL in ms to set, or nil to keep the key's TTL.
 local function expiry(fresh, before, now, own)
   local ceil = math.ceil
@@ -64,6 +68,8 @@ local function expiry(fresh, before, now, own)
   local ms = ceil((due - now) / 1000)
   if ms < 1000 then
     ms = 1000
+  elseif ms > 631152000000 then
+    ms = 631152000000
   end
   return ms
 end

@@ -40,7 +40,7 @@ pub(crate) fn light() {
     if MODE.load(Ordering::Relaxed) == ASYMMETRIC {
         compiler_fence(Ordering::SeqCst);
     } else {
-        crate::state::sync::fence(crate::state::sync::Ordering::SeqCst);
+        crate::sync::fence(crate::sync::Ordering::SeqCst);
     }
 }
 
@@ -54,7 +54,7 @@ pub(crate) fn heavy() -> bool {
         // retired memory waits instead of being freed under a reader.
         return membarrier::expedited() || (membarrier::register() && membarrier::expedited());
     }
-    crate::state::sync::fence(crate::state::sync::Ordering::SeqCst);
+    crate::sync::fence(crate::sync::Ordering::SeqCst);
     true
 }
 

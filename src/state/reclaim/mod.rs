@@ -17,9 +17,7 @@
 pub(crate) mod barrier;
 mod thread_index;
 
-use crate::state::sync::{
-    fence, thread_local, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
-};
+use crate::sync::{fence, thread_local, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::ptr;

@@ -4,7 +4,7 @@
 //! its record with a thread-local read and an array index, and no two live threads ever share
 //! a record (which is what lets the hot path use plain stores instead of atomic RMWs).
 
-use crate::state::sync::thread_local;
+use crate::sync::thread_local;
 use std::sync::atomic::{AtomicUsize, Ordering};
 #[cfg(not(loom))]
 use std::sync::Mutex;

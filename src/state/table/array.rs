@@ -12,7 +12,7 @@ use super::slot::{KeySlot, Needle, PlainSlot};
 use super::slots::Slots;
 use super::text::{is_text, TextSlot};
 use super::word::{EMPTY, MOVED, TOMBSTONE};
-use crate::state::sync::{AtomicPtr, AtomicU64, Ordering};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::mem::ManuallyDrop;
@@ -88,7 +88,7 @@ pub(crate) struct Array<K, P> {
     /// Under loom, reclamation marks an array freed instead of freeing it, and every access
     /// asserts it is not: a model in which a reader touches reclaimed memory fails.
     #[cfg(loom)]
-    freed: crate::state::sync::AtomicBool,
+    freed: crate::sync::AtomicBool,
 }
 
 impl<K, P> Array<K, P> {
@@ -109,7 +109,7 @@ impl<K, P> Array<K, P> {
             params,
             generation,
             #[cfg(loom)]
-            freed: crate::state::sync::AtomicBool::new(false),
+            freed: crate::sync::AtomicBool::new(false),
         }
     }
 

@@ -20,7 +20,7 @@ use crate::decision::Decision;
 use crate::state::engine::Engine;
 use crate::state::outcome::{Stale, Swap};
 use crate::state::reclaim::{Domain, Guard};
-use crate::state::sync::AtomicU64;
+use crate::sync::AtomicU64;
 use array::{slot_bytes, Lookup};
 use crossbeam_utils::CachePadded;
 use shard::{ArrayOf, Context, Insert, Shard};

@@ -25,7 +25,7 @@ use crate::decision::Decision;
 use crate::state::engine::Engine;
 use crate::state::outcome::{Swap, Sweep};
 use crate::state::reclaim::{Domain, Guard};
-use crate::state::sync::{lock, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering};
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;

@@ -7,7 +7,7 @@
 
 use super::text::{is_text, needle_text, tag_of};
 use super::word::EMPTY;
-use crate::state::sync::{AtomicU64, UnsafeCell};
+use crate::sync::{AtomicU64, UnsafeCell};
 use std::borrow::{Borrow, Cow};
 use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;

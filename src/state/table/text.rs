@@ -19,8 +19,8 @@
 //! are equal.
 
 use super::slot::{KeySlot, Needle};
-use crate::state::sync::{AtomicU64, UnsafeCell};
 use crate::state::table::word::EMPTY;
+use crate::sync::{AtomicU64, UnsafeCell};
 use std::borrow::{Borrow, Cow};
 use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;

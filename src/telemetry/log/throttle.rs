@@ -1,6 +1,6 @@
 //! [`Throttle`]: at most one warning per interval, counting the ones it holds back.
 
-use crate::state::sync::{AtomicU64, Ordering::Relaxed};
+use crate::sync::{AtomicU64, Ordering::Relaxed};
 
 /// How often a throttled event may be emitted.
 // `pub` for the loom model's export only (`telemetry::Throttle` under `--cfg loom`).
