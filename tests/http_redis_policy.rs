@@ -9,6 +9,7 @@ mod redis_server;
 
 use redis_server::{unused_port, RedisServer};
 use sluicegate::http::front_end::{redis_backend, request_parts};
+use sluicegate::http::spec::RedisSpec;
 use sluicegate::http::{
     BackendErrorMode, ClientIp, RequestLimit, RequestLimiter, Verdict, RATELIMIT,
 };
@@ -84,7 +85,7 @@ async fn with_mode(
     url: &str,
     mode: BackendErrorMode,
 ) -> (RequestLimiter, sluicegate::redis::AnyRedisLimiter) {
-    let backend = redis_backend(&policy(), url, false, mode, true)
+    let backend = redis_backend(&policy(), &RedisSpec::new(url), mode, true)
         .await
         .expect("built, whether Redis answers or not");
     let limiter = RequestLimiter::builder()

@@ -129,7 +129,9 @@ impl RequestLimit {
         url: &str,
         cluster: bool,
     ) -> Result<RequestLimit, BuildError> {
-        let backend = redis_backend(policy, url, cluster, Default::default(), false)
+        let mut redis = super::spec::RedisSpec::new(url);
+        redis.cluster = cluster;
+        let backend = redis_backend(policy, &redis, Default::default(), false)
             .await
             .map_err(|e| redis_build_error(policy, e))?;
         RequestLimit::on_backend(policy, client_ip, backend)
@@ -147,7 +149,9 @@ impl RequestLimit {
         url: &str,
         cluster: bool,
     ) -> Result<RequestLimit, BuildError> {
-        let backend = redis_backend(policy, url, cluster, Default::default(), true)
+        let mut redis = super::spec::RedisSpec::new(url);
+        redis.cluster = cluster;
+        let backend = redis_backend(policy, &redis, Default::default(), true)
             .await
             .map_err(|e| redis_build_error(policy, e))?;
         RequestLimit::on_backend(policy, client_ip, backend)
@@ -166,7 +170,7 @@ impl RequestLimit {
 }
 
 /// The Redis limiter behind the HTTP limit `policy`: under [`redis_prefix`], named after it,
-/// at `url` (a Cluster's seed nodes, comma-separated, when `cluster`), with the fallback
+/// on the Redis `redis` describes (its URL, Cluster, TLS files, Sentinels), with the fallback
 /// `mode` asks for ([`BackendErrorMode::fallback`](super::BackendErrorMode::fallback):
 /// deciding in process while Redis cannot, for `local`). With `connect_first`, it connects
 /// first (a `PING` within the connect timeout) so that the first request is decided on
@@ -182,13 +186,10 @@ impl RequestLimit {
 #[cfg(feature = "redis")]
 pub async fn redis_backend(
     policy: &Policy,
-    url: &str,
-    cluster: bool,
+    redis: &super::spec::RedisSpec,
     mode: super::BackendErrorMode,
     connect_first: bool,
 ) -> Result<crate::redis::AnyRedisLimiter, crate::redis::RedisError> {
-    let mut redis = super::spec::RedisSpec::new(url);
-    redis.cluster = cluster;
     let prefix = redis_prefix(&policy.name);
     redis
         .limiter(

@@ -16,6 +16,7 @@ use sluicegate::http::front_end::{
     in_process_backend_bounded, key_extractor, parse_backend_error_mode, redis_backend,
     FrontEndError, FrontEndOption, FrontEndOptions, GivenKey,
 };
+use sluicegate::http::spec::RedisSpec;
 use sluicegate::http::{
     BackendErrorMode, ClientIp, HeaderDraft, KeyExtractor, RateLimitLayer, RequestLimit,
     RequestLimiter, DEFAULT_MAX_KEYS,
@@ -224,8 +225,9 @@ impl Building<'_> {
             // Refusing everything needs no state, in process or on Redis.
             RequestLimit::new(policy.name.clone(), DenyAll::new(policy.quota))
         } else if let Some(url) = &self.options.redis {
-            let cluster = self.options.redis_cluster;
-            let backend = block_on(redis_backend(&policy, url, cluster, self.mode, false))
+            let mut redis = RedisSpec::new(url.clone());
+            redis.cluster = self.options.redis_cluster;
+            let backend = block_on(redis_backend(&policy, &redis, self.mode, false))
                 .map_err(|e| invalid(format!("limit {:?} on Redis: {e}", policy.name)))?;
             remotes.push(backend.clone());
             RequestLimit::new(policy.name.clone(), backend)

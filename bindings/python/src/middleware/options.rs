@@ -282,6 +282,8 @@ impl Options {
         let Some(redis) = &self.redis else {
             return self.in_process();
         };
+        let mut redis_spec = sluicegate::http::spec::RedisSpec::new(redis.url.clone());
+        redis_spec.cluster = redis.cluster;
         let mut remotes = Vec::new();
         let mut tiers = Vec::new();
         for limit in &self.limits {
@@ -291,15 +293,9 @@ impl Options {
                 for policy in tier {
                     // Connected first, so that the first request is decided on Redis when
                     // it answers; built lazily all the same when it does not.
-                    let backend = redis_backend(
-                        &policy,
-                        &redis.url,
-                        redis.cluster,
-                        self.on_backend_error,
-                        true,
-                    )
-                    .await
-                    .map_err(|e| format!("limit {:?} on Redis: {e}", policy.name))?;
+                    let backend = redis_backend(&policy, &redis_spec, self.on_backend_error, true)
+                        .await
+                        .map_err(|e| format!("limit {:?} on Redis: {e}", policy.name))?;
                     remotes.push(backend.clone());
                     let mut one = RequestLimit::new(policy.name.clone(), backend);
                     if !limit.given {
