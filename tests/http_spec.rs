@@ -391,6 +391,45 @@ fn a_spec_on_redis_is_built_by_build_async() {
     assert!(on_redis.validate().is_ok());
 }
 
+#[cfg(feature = "redis")]
+#[test]
+fn redis_tls_and_sentinel_options_are_read_and_checked_by_name() {
+    // Every field in the bindings' spelling, a Sentinel URL accepted as a URL.
+    let sentinel = spec(
+        r#"{ "limits": [{ "name": "ip", "quota": "1/s" }],
+             "redis": { "url": "redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/#mymaster",
+                        "sentinelUsername": "watcher", "sentinelPassword": "secret" } }"#,
+    );
+    assert!(sentinel.validate().is_ok(), "{:?}", sentinel.validate());
+    let redis = sentinel.redis.as_ref().expect("redis");
+    assert_eq!(redis.sentinel_username.as_deref(), Some("watcher"));
+    assert_eq!(redis.sentinel_password.as_deref(), Some("secret"));
+
+    // PEM text is taken as it is; a path must name a file that can be read; a client
+    // certificate needs its key.
+    let wrong = spec(
+        r#"{ "limits": [{ "name": "ip", "quota": "1/s" }],
+             "redis": { "url": "rediss://127.0.0.1:6380/",
+                        "caCert": "-----BEGIN CERTIFICATE-----\n",
+                        "clientCert": "/nonexistent/client.pem" } }"#,
+    );
+    let error = spec_error(&wrong).naming(Naming::Camel);
+    let paths: Vec<String> = error.problems().iter().map(|p| p.path()).collect();
+    assert_eq!(paths, ["redis.clientCert", "redis.clientKey"]);
+    let text = error.to_string();
+    assert!(text.contains("\"/nonexistent/client.pem\" is neither PEM text"), "{text}");
+    assert!(text.contains("give both client_cert and client_key"), "{text}");
+
+    // A Sentinel URL of the wrong form is refused by the Sentinel reader, naming the form.
+    let bad_sentinel = spec(
+        r#"{ "limits": [{ "name": "ip", "quota": "1/s" }],
+             "redis": "redis-sentinel://127.0.0.1:26379/" }"#,
+    );
+    let text = spec_error(&bad_sentinel).to_string();
+    assert!(text.starts_with("redis.url: "), "{text}");
+    assert!(text.contains("#master"), "{text}");
+}
+
 #[test]
 fn reset_and_refunds_reach_every_tier() {
     let front_end = spec(
