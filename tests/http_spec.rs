@@ -417,8 +417,14 @@ fn redis_tls_and_sentinel_options_are_read_and_checked_by_name() {
     let paths: Vec<String> = error.problems().iter().map(|p| p.path()).collect();
     assert_eq!(paths, ["redis.clientCert", "redis.clientKey"]);
     let text = error.to_string();
-    assert!(text.contains("\"/nonexistent/client.pem\" is neither PEM text"), "{text}");
-    assert!(text.contains("give both client_cert and client_key"), "{text}");
+    assert!(
+        text.contains("\"/nonexistent/client.pem\" is neither PEM text"),
+        "{text}"
+    );
+    assert!(
+        text.contains("give both client_cert and client_key"),
+        "{text}"
+    );
 
     // A Sentinel URL of the wrong form is refused by the Sentinel reader, naming the form.
     let bad_sentinel = spec(

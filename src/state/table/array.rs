@@ -8,9 +8,10 @@
 //! only CAS words. Capacity is any number (not just powers of two), so the shard can grow by
 //! 1.25x and keep its load in a narrow band (see [`Sizing`](super::sizing::Sizing)).
 
-use super::slot::{KeySlot, Needle, PlainSlot};
+use super::needle::{is_text, Needle};
+use super::slot::{KeySlot, PlainSlot};
 use super::slots::Slots;
-use super::text::{is_text, TextSlot};
+use super::text::TextSlot;
 use super::word::{EMPTY, MOVED, TOMBSTONE};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 use std::borrow::Borrow;

@@ -8,6 +8,7 @@
 //! Keys are compared exactly, never by hash alone.
 
 mod array;
+mod needle;
 mod shard;
 mod sizing;
 mod slot;

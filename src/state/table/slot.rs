@@ -5,43 +5,12 @@
 //! A slot's key is written once, before its word is published (`Release`), and never changed
 //! while the array lives, so readers that saw the word (`Acquire`) read the key unlocked.
 
-use super::text::{is_text, needle_text, tag_of};
+use super::needle::Needle;
 use super::word::EMPTY;
 use crate::sync::{AtomicU64, UnsafeCell};
-use std::borrow::{Borrow, Cow};
+use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;
-
-/// A lookup's key, prepared once for all the slots its probe compares it with.
-pub(crate) struct Needle<'q, Q: ?Sized> {
-    pub(crate) key: &'q Q,
-    /// For text slots: the tag of the key's hash and its bytes (empty for plain slots).
-    pub(crate) tag: u32,
-    pub(crate) text: Cow<'q, [u8]>,
-}
-
-impl<'q, Q: ?Sized> Needle<'q, Q> {
-    /// `key`, whose shard-local hash is `local`, for a table of `K` keys.
-    #[inline(always)]
-    pub(crate) fn new<K>(key: &'q Q, local: u64) -> Self
-    where
-        Q: ToOwned<Owned = K>,
-    {
-        if is_text::<K>() {
-            Needle {
-                key,
-                tag: tag_of(local),
-                text: needle_text::<K, Q>(key),
-            }
-        } else {
-            Needle {
-                key,
-                tag: 0,
-                text: Cow::Borrowed(&[]),
-            }
-        }
-    }
-}
 
 /// One slot layout: a state word and a key.
 ///
