@@ -82,7 +82,29 @@ export class DateClock extends ManualClock {
   sync(): void;
 }
 
-export interface RedisLimiterOptions extends LimiterOptions {
+/** A PEM file's path, the PEM text itself, or its bytes (a Buffer from `fs.readFileSync(...)`, any Uint8Array). */
+export type Pem = string | Uint8Array;
+
+/** What reaching Redis may need beside its URL (the service's --redis-ca-cert..., Python's ca_cert...). */
+export interface RedisTls {
+  /** The CA a `rediss://` server's certificate must chain to, instead of the system's roots. */
+  caCert?: Pem;
+  /** The client certificate shown for mutual TLS, with `clientKey`. */
+  clientCert?: Pem;
+  /** The client certificate's private key. */
+  clientKey?: Pem;
+  /** The user the Sentinels of a `redis-sentinel://` URL know (the URL's own user is the master's). */
+  sentinelUsername?: string;
+  /** The Sentinels' password. */
+  sentinelPassword?: string;
+}
+
+/** Where Redis is: `redis://`, `rediss://` (TLS), `redis://user:password@host/` (ACL), `redis-sentinel://h1:26379,h2:26379/#master`, `rediss-sentinel://`; with what reaching it needs. */
+export interface RedisConnection extends RedisTls {
+  url: string;
+}
+
+export interface RedisLimiterOptions extends LimiterOptions, RedisTls {
   /** Default 'redis://127.0.0.1:6379/'; for a Cluster, seed nodes separated by commas. */
   url?: string;
   /** Key namespace, default 'sluicegate:'. The same quota, algorithm, key and prefix are one limit for every process. */
@@ -148,8 +170,8 @@ export interface ThrottleOptions extends AxiosRateLimitOptions {
   key?: (config: ThrottledRequestConfig) => string;
   /** Several limits, decided all-or-nothing; instead of quota/algorithm/key. */
   limits?: ThrottleLimit[];
-  /** A Redis URL: the limits live there, shared by every process. */
-  redis?: string;
+  /** A Redis URL, or `{ url, caCert, ... }`: the limits live there, shared by every process. */
+  redis?: string | RedisConnection;
   /** Redis key prefix, default 'sluicegate:axios:'. */
   prefix?: string;
   /** Default true: a 429 with Retry-After pauses that key, and the request is sent again when the pause ends. */
@@ -274,10 +296,10 @@ export interface RateLimitOptions {
   /** Group IPv6 clients by this prefix, 0 to 128; default 64. `ipv6Subnet` (express-rate-limit's name) too; false is 128. */
   ipv6Prefix?: number;
   ipv6Subnet?: number | false;
-  /** A Redis URL: the limits are shared by every process (and Rust and Python front ends) naming them alike. */
-  redis?: string;
-  /** A Redis Cluster's seed nodes, comma-separated: 'redis://10.0.0.1:7000,redis://10.0.0.2:7000'. */
-  redisCluster?: string;
+  /** A Redis URL, or `{ url, caCert, clientCert, clientKey, ... }`: the limits are shared by every process (and Rust and Python front ends) naming them alike. */
+  redis?: string | RedisConnection;
+  /** A Redis Cluster's seed nodes, comma-separated: 'redis://10.0.0.1:7000,redis://10.0.0.2:7000' (or `{ url, caCert, ... }` with them). */
+  redisCluster?: string | RedisConnection;
   /** When Redis cannot answer: 'allow' (default) lets requests through; 'deny' answers 503 with Retry-After: 1; 'local' decides them in this process. */
   onBackendError?: 'allow' | 'deny' | 'local';
   /** Where a Redis outage is reported (at most every 10 s, and once when it ends); default console. */

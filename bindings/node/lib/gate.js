@@ -31,7 +31,7 @@ function nativeGroup(limits) {
 }
 
 /**
- * Limits on Redis (`options.redis`, a URL), shared by every process that throttles with the
+ * Limits on Redis (`options.redis`, a URL or `{ url, caCert, ... }`), shared by every process that throttles with the
  * same quotas, algorithms and prefixes: limit `i` lives under `<prefix><name>:` (`name`
  * defaults to `i`). Connects on first use, and again after a failed attempt.
  */
@@ -39,7 +39,7 @@ function redisGate(limits, options) {
   const base = options.prefix ?? 'sluicegate:axios:';
   if (typeof base !== 'string') throw new TypeError('throttle: `prefix` must be a string');
   const settings = limits.map((limit) =>
-    redisOptions({ ...options, quota: limit.quota, algorithm: limit.algorithm, url: options.redis, prefix: `${base}${limit.name}:` }, 'throttle'),
+    redisOptions({ ...options, quota: limit.quota, algorithm: limit.algorithm, prefix: `${base}${limit.name}:` }, 'throttle'),
   );
   let group = null;
   const connect = () => {

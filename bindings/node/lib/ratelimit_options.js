@@ -7,6 +7,7 @@
 
 const { limitOptions, wholeNumber, describe, knownOptions } = require('./args');
 const native = require('./native');
+const { redisTarget } = require('./redis_target');
 
 const WHAT = 'rateLimit(options)';
 
@@ -45,13 +46,11 @@ function normalize(options = {}) {
   }
   knownOptions(options, [...KNOWN, ...SHORTHAND, 'maxTiers'], WHAT);
   const limits = limitsOf(options);
-  const redisUrl = options.redis ?? options.redisCluster;
   if (options.redis !== undefined && options.redisCluster !== undefined) {
     throw new TypeError(`${WHAT}: give \`redis\` (one server) or \`redisCluster\` (a Cluster's seed nodes), not both`);
   }
-  if (redisUrl !== undefined && typeof redisUrl !== 'string') {
-    throw new TypeError(`${WHAT}: \`${options.redis !== undefined ? 'redis' : 'redisCluster'}\` must be a URL string such as 'redis://127.0.0.1:6379/', got ${describe(redisUrl)}`);
-  }
+  const redisName = options.redis !== undefined ? 'redis' : 'redisCluster';
+  const redis = redisTarget(options.redis ?? options.redisCluster, redisName, WHAT);
   // Their values are read by the library (the spellings Rust and Python accept), only their type here.
   const onBackendError = text(options.onBackendError, 'onBackendError', "'allow', 'deny' or 'local'", 'allow');
   const forwardedHeaders = text(options.forwardedHeaders, 'forwardedHeaders', "'x-forwarded-for', 'forwarded' or 'both'", 'x-forwarded-for');
@@ -60,7 +59,7 @@ function normalize(options = {}) {
     trustedProxies: trustedProxies(options.trustedProxies),
     forwardedHeaders,
     ipv6Prefix: ipv6Prefix(options),
-    redis: redisUrl,
+    redis,
     redisCluster: options.redisCluster !== undefined,
     onBackendError,
     ...standardHeaders(options.standardHeaders),
@@ -80,7 +79,7 @@ function normalize(options = {}) {
     native,
     // The shorthand without a name, on Redis, is named when it first runs on a route
     // (lib/ratelimit_route.js); in process its tables are its own whatever its name.
-    autoName: limits[0].autoNamed && redisUrl !== undefined ? limits[0].baseName : null,
+    autoName: limits[0].autoNamed && redis !== undefined ? limits[0].baseName : null,
     unknownDraft,
     validate: validations(options.validate),
     logger: logger(options.logger),

@@ -5,6 +5,7 @@
 const native = require('./native');
 const { cost, badKey, limitOptions, describe, knownOptions } = require('./args');
 const { nativeClock } = require('./clock');
+const { redisTarget, redisFields, FIELDS } = require('./redis_target');
 
 const CHECK = 0;
 const PEEK = 1;
@@ -18,14 +19,15 @@ class RedisLimiter {
 
   /**
    * Connects to Redis: `{ quota, algorithm = 'gcra', url = 'redis://127.0.0.1:6379/',
-   * prefix = 'sluicegate:', cluster = false, timeout = 100, connectTimeout = 1000, clock }`
+   * caCert, clientCert, clientKey, sentinelUsername, sentinelPassword, prefix = 'sluicegate:',
+   * cluster = false, timeout = 100, connectTimeout = 1000, clock }`
    * (times in ms; `url` lists seed nodes separated by commas for a Cluster; `clock`, a
    * ManualClock, sends client time instead of reading Redis's, for tests). Rejects with an
    * Error saying why when Redis cannot be reached or an option is wrong.
    */
   static async connect(options) {
     const settings = redisOptions(options, 'RedisLimiter.connect(options)');
-    knownOptions(options, ['quota', 'algorithm', 'url', 'prefix', 'cluster', 'timeout', 'connectTimeout', 'clock'], 'RedisLimiter.connect(options)');
+    knownOptions(options, ['quota', 'algorithm', ...FIELDS, 'prefix', 'cluster', 'timeout', 'connectTimeout', 'clock'], 'RedisLimiter.connect(options)');
     const clock = nativeClock(options.clock, 'RedisLimiter.connect(options)');
     let handle;
     try {
@@ -89,8 +91,11 @@ class RedisLimiter {
 /** The native options for `options`, checked. */
 function redisOptions(options, what, prefix = 'sluicegate:') {
   const { quota, algorithm } = limitOptions(options, what);
-  const url = options.url ?? 'redis://127.0.0.1:6379/';
-  if (typeof url !== 'string') throw new TypeError(`${what}: \`url\` must be a string such as 'redis://127.0.0.1:6379/', got ${describe(url)}`);
+  // `redis` (the throttle's URL string or object) or `url` with the TLS and Sentinel
+  // options beside it (RedisLimiter.connect's).
+  const redis = options.redis !== undefined
+    ? redisTarget(options.redis, 'redis', what)
+    : redisFields({ ...options, url: options.url ?? 'redis://127.0.0.1:6379/' }, (field) => field, what);
   const p = options.prefix ?? prefix;
   if (typeof p !== 'string') throw new TypeError(`${what}: \`prefix\` must be a string, got ${describe(p)}`);
   const cluster = options.cluster ?? false;
@@ -98,7 +103,7 @@ function redisOptions(options, what, prefix = 'sluicegate:') {
   return {
     quota,
     algorithm,
-    url,
+    redis,
     prefix: p,
     cluster,
     timeout: milliseconds(options.timeout, 100, `${what}: \`timeout\``),

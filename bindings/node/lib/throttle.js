@@ -14,6 +14,7 @@ const { localGate, redisGate } = require('./gate');
 const { checkNames, limitsOf, bounds } = require('./throttle_options');
 const { Queues, STATE } = require('./throttle_queue');
 const { checkQueue } = require('./throttle_line');
+const { redisTarget } = require('./redis_target');
 
 /** A throttle: limits, their gate and the waiting queues, for any number of axios instances. */
 class Throttle {
@@ -39,9 +40,7 @@ class Throttle {
       throw new TypeError(`throttle: \`respectRetryAfter\` must be a boolean, got ${describe(this.respectRetryAfter)}`);
     }
     this.maxRetries = wholeNumber(this.#options.maxRetries, 'maxRetries', 0, 1000, 3);
-    if (this.#options.redis !== undefined && typeof this.#options.redis !== 'string') {
-      throw new TypeError(`throttle: \`redis\` must be a URL string such as 'redis://127.0.0.1:6379/', got ${describe(this.#options.redis)}`);
-    }
+    redisTarget(this.#options.redis, 'redis', 'throttle');
     this.#gate = this.#gateOf(this.#limits);
     this.#queues = new Queues(this.#limits, this.#gate, bounds(this.#options), custom);
   }
@@ -142,7 +141,8 @@ class Throttle {
  * Options: `quota` and `algorithm` for one limit, or axios-rate-limit's `maxRequests` with
  * `perMilliseconds` (or `duration`), or `maxRPS` (an exact sliding log: never more than N in
  * any P ms), or `limits: [...]` of either form (`key(config)` returns the request's key on
- * that limit: per host, per user...), `redis` (a URL: the limits live on Redis, shared by
+ * that limit: per host, per user...), `redis` (a URL, or `{ url, caCert, clientCert, clientKey,
+ * sentinelUsername, sentinelPassword }`: the limits live on Redis, shared by
  * every process), `prefix` (Redis key prefix), `respectRetryAfter` (default true),
  * `maxRetries` (default 3), `maxQueue` and `maxWait` (the queue's bounds), `queue` (your
  * own, as axios-rate-limit takes it), or `rateLimiter` (a `throttle.getLimiter(...)` to share).

@@ -6,6 +6,7 @@
 use crate::clock::NativeClock;
 use crate::handle::{self, Tagged};
 use crate::options::{algorithm, quota};
+use crate::redis_target::RedisTarget;
 use napi::bindgen_prelude::{block_on, Float64Array, Unknown};
 use napi::{Env, Error, Status};
 use napi_derive::napi;
@@ -16,7 +17,6 @@ use sluicegate::http::front_end::{
     in_process_backend_bounded, key_extractor, parse_backend_error_mode, redis_backend,
     FrontEndError, FrontEndOption, FrontEndOptions, GivenKey,
 };
-use sluicegate::http::spec::RedisSpec;
 use sluicegate::http::{
     BackendErrorMode, ClientIp, HeaderDraft, KeyExtractor, RateLimitLayer, RequestLimit,
     RequestLimiter, DEFAULT_MAX_KEYS,
@@ -55,8 +55,8 @@ pub struct HttpOptions {
     /// `x-forwarded-for`, `forwarded` or `both`.
     pub forwarded_headers: String,
     pub ipv6_prefix: u32,
-    /// A Redis URL (a Cluster's seed nodes, comma-separated, when `redis_cluster`).
-    pub redis: Option<String>,
+    /// Where Redis is (a Cluster's seed nodes, comma-separated, when `redis_cluster`).
+    pub redis: Option<RedisTarget>,
     pub redis_cluster: bool,
     /// `allow`, `deny` or `local`.
     pub on_backend_error: String,
@@ -224,9 +224,8 @@ impl Building<'_> {
         let limit = if spec.closed {
             // Refusing everything needs no state, in process or on Redis.
             RequestLimit::new(policy.name.clone(), DenyAll::new(policy.quota))
-        } else if let Some(url) = &self.options.redis {
-            let mut redis = RedisSpec::new(url.clone());
-            redis.cluster = self.options.redis_cluster;
+        } else if let Some(target) = &self.options.redis {
+            let redis = target.spec(self.options.redis_cluster);
             let backend = block_on(redis_backend(&policy, &redis, self.mode, false))
                 .map_err(|e| invalid(format!("limit {:?} on Redis: {e}", policy.name)))?;
             remotes.push(backend.clone());

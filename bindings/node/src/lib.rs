@@ -28,6 +28,7 @@ mod options;
 mod out;
 mod raw;
 mod redis;
+mod redis_target;
 mod text;
 
 pub use clock::NativeClock;

@@ -10,6 +10,7 @@ use crate::clock::NativeClock;
 use crate::op::from_code;
 use crate::options::{algorithm, quota};
 use crate::out::millis;
+use crate::redis_target::RedisTarget;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Error, Status};
 use napi_derive::napi;
@@ -28,7 +29,7 @@ type RedisLimit = AnyRedisLimiter<AnyTime>;
 pub struct RedisOptions {
     pub quota: String,
     pub algorithm: String,
-    pub url: String,
+    pub redis: RedisTarget,
     pub prefix: String,
     pub cluster: bool,
     /// Per call, in ms.
@@ -112,11 +113,12 @@ fn duration(ms: f64, what: &str) -> napi::Result<Duration> {
 async fn connect(options: RedisOptions, clock: Option<ManualClock>) -> napi::Result<RedisLimit> {
     let quota = quota(&options.quota)?;
     let kind = algorithm(&options.algorithm)?;
-    let builder = AnyRedisLimiter::builder(quota, kind, &options.url)
+    let builder = AnyRedisLimiter::builder(quota, kind, &options.redis.url)
         .prefix(options.prefix)
         .cluster(options.cluster)
         .timeout(duration(options.timeout, "timeout")?)
         .connect_timeout(duration(options.connect_timeout, "connectTimeout")?);
+    let builder = options.redis.configure(builder)?;
     let limiter = builder.clock(AnyTime::from(clock)).connect().await;
     limiter.map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
 }

@@ -90,9 +90,21 @@ test('long and non-ASCII keys are exact keys', () => {
 test('maxKeys bounds the table: new keys are denied when it is full of live keys', () => {
   const limiter = new KeyedLimiter({ quota: '1/hour', maxKeys: 64, clock: new ManualClock() });
   let denied = 0;
-  for (let i = 0; i < 1000; i++) if (!limiter.check(`k${i}`).allowed) denied += 1;
-  assert.ok(limiter.size <= 64 + 16, `size ${limiter.size} stays near maxKeys`);
-  assert.ok(denied >= 900, `${denied} new keys denied`);
+  for (let i = 0; i < 1000; i++) {
+    const d = limiter.check(`k${i}`);
+    if (!d.allowed) {
+      denied += 1;
+      assert.equal(d.reason, 'table-full', `k${i} is denied for the table only: each key is new`);
+    }
+  }
+  // On a manual clock every key stays live (1/hour), so the table fills to its bound exactly
+  // (64 over the shards, ceil(64 / shards) each) and every other new key is denied.
+  assert.equal(limiter.size, 64);
+  assert.equal(denied, 1000 - 64);
+  const full = limiter.check('one more');
+  assert.equal(full.allowed, false);
+  assert.equal(full.reason, 'table-full');
+  assert.equal(full.retryAfter, 1000, 'a full table hints one second');
 });
 
 test('a cost that can never fit is a RangeError saying so; hit records it anyway', () => {

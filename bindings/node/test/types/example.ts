@@ -12,7 +12,7 @@ const one = new Limiter({ quota: '1000/second' });
 one.peek(2);
 
 async function shared(): Promise<void> {
-  const limiter = await RedisLimiter.connect({ quota: '100/minute', url: 'redis://127.0.0.1:6379/', prefix: 'app:' });
+  const limiter = await RedisLimiter.connect({ quota: '100/minute', url: 'rediss://127.0.0.1:6380/', caCert: '/etc/ssl/redis-ca.pem', prefix: 'app:' });
   const decided: Decision = await limiter.check('user:42');
   const gone: boolean = await limiter.reset('user:42');
   void gone;
@@ -40,6 +40,13 @@ const unblocked: Promise<boolean> = middleware.resetKey('127.0.0.1');
 const hits: Promise<number | undefined> = middleware.getKey('127.0.0.1').then((info) => info?.totalHits);
 const until: Promise<Date | undefined> = perPlan.getKey('127.0.0.1', 'ip').then((info) => info?.resetTime);
 const closed = rateLimit({ windowMs: 60_000, max: 0 });
+const overTls = rateLimit({
+  quota: '100/minute',
+  redis: { url: 'rediss://127.0.0.1:6380/', caCert: '/etc/ssl/redis-ca.pem', clientCert: new Uint8Array(0), clientKey: '-----BEGIN PRIVATE KEY-----' },
+});
+const viaSentinel = rateLimit({ quota: '100/minute', redis: { url: 'redis-sentinel://127.0.0.1:26379/#mymaster', sentinelPassword: 'secret' } });
+void overTls;
+void viaSentinel;
 const defaults: RateLimitMiddleware = rateLimit(); // express-rate-limit's defaults: 5 a minute
 const signIn = rateLimit({ windowMs: 15 * 60_000, limit: 5, skipSuccessfulRequests: true });
 const failuresOnly = rateLimit({ quota: '10/minute', skipFailedRequests: true, requestWasSuccessful: async (_req, res) => res.statusCode !== 503 });
