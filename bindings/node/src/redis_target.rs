@@ -61,21 +61,13 @@ impl RedisTarget {
     }
 }
 
-/// A PEM option's bytes: the value when it is PEM text, else the file it names, as
-/// `RedisSpec` reads its own (the library's reader is private to it; a builder takes bytes).
+/// A PEM option's bytes, read as `RedisSpec` reads its own (the library's `pem_text`).
 fn pem(name: &str, value: &Option<String>) -> napi::Result<Option<Vec<u8>>> {
-    let Some(value) = value.as_deref() else {
-        return Ok(None);
-    };
-    if value.trim_start().starts_with("-----BEGIN") {
-        return Ok(Some(value.as_bytes().to_vec()));
-    }
-    std::fs::read(value).map(Some).map_err(|e| {
-        Error::new(
-            Status::InvalidArg,
-            format!(
-                "redis.{name}: {value:?} is neither PEM text (-----BEGIN ...) nor a file that can be read: {e}"
-            ),
-        )
-    })
+    value
+        .as_deref()
+        .map(|value| {
+            sluicegate::http::spec::pem_text(value)
+                .map_err(|e| Error::new(Status::InvalidArg, format!("redis.{name}: {e}")))
+        })
+        .transpose()
 }

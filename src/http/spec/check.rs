@@ -592,8 +592,9 @@ impl RedisSpec {
     }
 }
 
-/// A TLS option's PEM: the value itself when it is PEM text, else the file it names.
-pub(crate) fn pem_text(value: &str) -> Result<Vec<u8>, String> {
+/// A TLS option's PEM (`ca_cert`, `client_cert`, `client_key`): the value itself when it is
+/// PEM text, else the file it names; the error says which it was neither of.
+pub fn pem_text(value: &str) -> Result<Vec<u8>, String> {
     if value.trim_start().starts_with("-----BEGIN") {
         return Ok(value.as_bytes().to_vec());
     }

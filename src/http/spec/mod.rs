@@ -58,6 +58,7 @@ mod front_end;
 mod on_redis;
 mod quotas;
 
+pub use check::pem_text;
 pub use front_end::FrontEnd;
 pub use quotas::{LimitQuotas, QuotaPart, QuotaProblem};
 
