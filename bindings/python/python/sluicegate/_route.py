@@ -10,7 +10,7 @@ import re
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._common import Body, BackendFailureHook, Outage, build, check_callable
+from ._common import Body, BackendFailureHook, Outage, RedisOption, build, check_callable
 from ._native import HttpLimiter
 
 Quota = Union[str, Sequence[str]]
@@ -26,7 +26,7 @@ class RouteLimit:
 
     def __init__(self, quota: Union[Quota, QuotaFunction], *, name: str, key: Any,
                  algorithm: Optional[str], cost: int, quotas: Optional[Sequence[str]],
-                 redis: Optional[str], redis_cluster: bool, on_backend_error: str,
+                 redis: Optional[RedisOption], redis_cluster: bool, on_backend_error: str,
                  trusted_proxies: Any, ipv6_prefix: int, forwarded_headers: str,
                  headers: Union[str, bool, None], body: Body,
                  max_keys: Optional[int] = None,
