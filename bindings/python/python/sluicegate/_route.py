@@ -52,8 +52,10 @@ class RouteLimit:
             several = [quota] if isinstance(quota, str) else list(quota)
             if not several:
                 raise ValueError("limit() needs at least one quota")
-            limits = [limit(name if len(several) == 1 else f"{name}-{i + 1}", one)
-                      for i, one in enumerate(several)]
+            if not all(isinstance(one, str) for one in several):
+                raise TypeError("limit()'s quota must be a str, a list of str or a function")
+            # One limit of several quotas: the library names them NAME-1, NAME-2...
+            limits = [limit(name, "; ".join(several))]
         self.limiter: HttpLimiter = build(
             limits, trusted_proxies=trusted_proxies, ipv6_prefix=ipv6_prefix,
             forwarded_headers=forwarded_headers, redis=redis, redis_cluster=redis_cluster,

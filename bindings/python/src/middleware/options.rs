@@ -23,7 +23,7 @@ use sluicegate::http::{
     BackendErrorMode, ClientAddr, ClientIp, Peer, ProblemJson, RateLimitBuilder, Rejection,
     RequestLimit, RequestLimiter, DEFAULT_MAX_KEYS,
 };
-use sluicegate::policy::{AlgorithmKind, KeySpec, Policy, PolicyError};
+use sluicegate::policy::{quota_name, AlgorithmKind, KeySpec, Policy, PolicyError};
 use sluicegate::redis::AnyRedisLimiter;
 use sluicegate::Quota;
 
@@ -363,9 +363,9 @@ impl Limit {
         }
     }
 
-    /// The policies of each tier: one per quota, named `NAME` when the tier has one quota,
-    /// else `NAME-1`, `NAME-2`... (names must differ: headers report by name, and each
-    /// name is its own prefix on Redis).
+    /// The policies of each tier: one per quota, named by the library's `quota_name`
+    /// (`NAME`, or `NAME-1`, `NAME-2`... for several: headers report by name, and each name
+    /// is its own prefix on Redis).
     fn policies(&self) -> Vec<Vec<Policy>> {
         self.tiers
             .iter()
@@ -374,11 +374,7 @@ impl Limit {
                     .iter()
                     .enumerate()
                     .map(|(i, quota)| Policy {
-                        name: if quotas.len() == 1 {
-                            self.name.clone()
-                        } else {
-                            format!("{}-{}", self.name, i + 1)
-                        },
+                        name: quota_name(&self.name, i, quotas.len()).into_owned(),
                         quota: *quota,
                         algorithm: self.algorithm,
                         key: self.key.clone(),
