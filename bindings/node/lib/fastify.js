@@ -43,6 +43,16 @@ async function sluicegateFastify(fastify, settings = {}) {
     });
   }
 
+  if (!fastify.hasDecorator('createRateLimit')) {
+    /** A check to call yourself: `await check(request)` (or `{ increment: false }` to read the
+     * state without consuming), answering as @fastify/rate-limit's `createRateLimit`. */
+    fastify.decorate('createRateLimit', (options) => {
+      if (options !== undefined) o_.check(options, 'fastify.createRateLimit(options)');
+      const limit = options === undefined && globalLimit !== null ? globalLimit : new RouteLimit({ ...settings, ...options }, options?.name ?? settings.name ?? 'ip', keyReader, ran);
+      return (request, callOptions) => limit.state(request, callOptions?.increment !== false);
+    });
+  }
+
   fastify.addHook('onRoute', (route) => {
     const config = route.config?.rateLimit;
     let limit;
@@ -87,6 +97,7 @@ class RouteLimit {
     this.ban = o_.banOf(options.ban);
     this.addHeaders = o_.toggles(options.addHeaders, 'addHeaders');
     this.addHeadersOnExceeding = o_.toggles(options.addHeadersOnExceeding, 'addHeadersOnExceeding');
+    this.renames = o_.renames(options);
     this.keyReader = keyReader;
     this.maxTiers = options.maxTiers ?? 16;
     /** The `rateLimit` middleware of each (max, timeWindow) met, and its ban counter. */
@@ -127,10 +138,10 @@ class RouteLimit {
   /** The key of `request`: the user's `keyGenerator`, or the library's client address. */
   async keyOf(request) {
     const generator = this.options.keyGenerator;
+    // As the generator returns it (a number stays a number for allowList and the callbacks).
     let key = typeof generator === 'function' ? await generator(request) : this.keyReader.requestKey(request.raw);
-    if (typeof key === 'number') key = String(key);
     const groupId = request.routeOptions?.config?.rateLimit?.groupId;
-    if (groupId && typeof key === 'string') key += groupId;
+    if (groupId && key !== undefined && key !== null) key += groupId;
     return key;
   }
 
@@ -141,32 +152,71 @@ class RouteLimit {
     return Array.isArray(list) && list.includes(key);
   }
 
-  async run(request, reply) {
-    const o = this.options;
+  /** The key, then the tier that decides `request` (max and timeWindow resolved), or null
+   * when the allow list lets it through. */
+  async #resolve(request) {
     const key = await this.keyOf(request);
-    if (await this.allowed(request, key)) return undefined;
+    if (await this.allowed(request, key)) return { key, tier: null };
     const max = typeof this.max === 'function' ? await this.max(request, key) : this.max;
     const timeWindow = typeof this.timeWindow === 'function' ? o_.timeWindowOf(await this.timeWindow(request, key)) : this.timeWindow;
-    const tier = this.tier(o_.maxOf(max), timeWindow);
+    return { key, tier: this.tier(o_.maxOf(max), timeWindow) };
+  }
+
+  /** `createRateLimit`'s answer: decided (consuming when allowed), or read by the engine's
+   * peek when `increment` is false. */
+  async state(request, increment) {
+    const { key, tier } = await this.#resolve(request);
+    if (tier === null) return { isAllowed: true, key };
+    const answer = (remaining, resetTime, isExceeded, isBanned) => {
+      const ttl = resetTime === undefined ? 0 : Math.max(0, resetTime.getTime() - this.now());
+      return { isAllowed: false, key, max: tier.max, timeWindow: tier.timeWindow, remaining, ttl, ttlInSeconds: Math.ceil(ttl / 1000), isExceeded, isBanned };
+    };
+    if (!increment) {
+      const held = await tier.middleware.getKey(String(key));
+      return held === undefined ? answer(tier.max, undefined, false, false) : answer(Math.max(0, tier.max - held.totalHits), held.resetTime, false, false);
+    }
+    const { status, info } = await decide(tier.middleware, this.request(request, key));
+    const exceeded = status === 429;
+    return answer(exceeded ? 0 : info?.remaining ?? tier.max, info?.resetTime, exceeded, exceeded && this.banned(tier, key));
+  }
+
+  /** Now on the limits' clock (a DateClock's Date.now(), else the machine's), in ms since the epoch. */
+  now() {
+    return Date.now();
+  }
+
+  /** Whether a refusal of `key` is past `ban` refusals in its window (the engine counts them). */
+  banned(tier, key) {
+    return this.ban === 0 || (tier.bans !== null && !tier.bans.check(String(key ?? '')).allowed);
+  }
+
+  /** The request as the library reads it: the raw request fastify wraps, and its key. */
+  request(request, key) {
     const raw = request.raw;
-    const req = { method: raw.method, url: raw.url, rawHeaders: raw.rawHeaders, socket: raw.socket, key: key ?? null };
-    const { status, headers, body, info } = await decide(tier.middleware, req);
+    return { method: raw.method, url: raw.url, rawHeaders: raw.rawHeaders, socket: raw.socket, key: key === undefined || key === null ? null : String(key) };
+  }
+
+  async run(request, reply) {
+    const o = this.options;
+    const { key, tier } = await this.#resolve(request);
+    if (tier === null) return undefined;
+    const { status, headers, body, info } = await decide(tier.middleware, this.request(request, key));
     if (status === 0) {
-      put(reply, headers, this.addHeadersOnExceeding, false);
+      put(reply, headers, this.renames, this.addHeadersOnExceeding, false);
       if (typeof o.onExceeding === 'function') o.onExceeding(request, key);
       return undefined;
     }
     if (status !== 429) {
       // A request with no key (400), or one Redis or a full table could not decide (503).
-      put(reply, headers, {}, true);
+      put(reply, headers, this.renames, {}, true);
       reply.code(status).type('text/plain; charset=utf-8').send(body);
       return reply;
     }
     if (typeof o.onExceeded === 'function') o.onExceeded(request, key);
-    put(reply, headers, this.addHeaders, true);
+    put(reply, headers, this.renames, this.addHeaders, true);
     const retry = Number(headers.find(([name]) => name === 'retry-after')?.[1] ?? Math.ceil(Math.max(0, (info?.resetTime ?? Date.now()) - Date.now()) / 1000));
     const context = { statusCode: 429, ban: false, max: tier.max, ttl: retry * 1000, after: o_.inWords(retry * 1000) };
-    if (this.ban === 0 || (tier.bans !== null && !tier.bans.check(key ?? '').allowed)) {
+    if (this.banned(tier, key)) {
       context.statusCode = 403;
       context.ban = true;
       if (typeof o.onBanReach === 'function') o.onBanReach(request, key);
@@ -183,11 +233,12 @@ function defaultError(_request, context) {
   return error;
 }
 
-/** Puts the library's headers on `reply`, but those `toggles` turn off; a refusal's replace
- * any an earlier limit set. */
-function put(reply, headers, toggles, refusing) {
+/** Puts the library's headers on `reply` under the names `renames` gives, but those
+ * `toggles` turn off (by the name sent); a refusal's replace any an earlier limit set. */
+function put(reply, headers, renames, toggles, refusing) {
   if (refusing) for (const name of RATE_LIMIT_HEADERS) reply.removeHeader(name);
-  for (const [name, value] of headers) {
+  for (const [written, value] of headers) {
+    const name = renames[written] ?? written;
     if (toggles[name] === false) continue;
     reply.header(name, value);
   }

@@ -118,9 +118,9 @@ function toggles(value, name) {
 /**
  * The `rateLimit` options for one limit of `max` requests per `timeWindow` ms, from the
  * plugin's merged options `o`: keyed by the key the hook found (`req.key`), named `name`.
- * `enableDraftSpec` is draft-6's `RateLimit-Limit`, `-Remaining`, `-Reset` (as
- * @fastify/rate-limit's draft spec), otherwise the `X-RateLimit-*` trio; `Retry-After` on a
- * refusal either way. sluicegate's `standardHeaders` and `legacyHeaders` may say otherwise.
+ * The library writes draft-6's `RateLimit-Policy`, `RateLimit-Limit`, `-Remaining`, `-Reset`
+ * (and `Retry-After` on a refusal), which the plugin sends under @fastify/rate-limit's names
+ * (`renames`); sluicegate's `standardHeaders` and `legacyHeaders` may say otherwise.
  */
 function middlewareOptions(o, name, max, timeWindow, handler) {
   const own = {};
@@ -136,12 +136,26 @@ function middlewareOptions(o, name, max, timeWindow, handler) {
     ...limit,
     name,
     key: (req) => req.key,
-    standardHeaders: o.standardHeaders ?? (draft ? 'draft-6' : false),
-    legacyHeaders: o.legacyHeaders ?? !draft,
+    // Draft-6's three (seconds left), sent under X-RateLimit-* names unless `enableDraftSpec`
+    // (`renames`, below); sluicegate's own `standardHeaders`/`legacyHeaders` replace both.
+    ...(custom(o) ? { standardHeaders: o.standardHeaders, legacyHeaders: o.legacyHeaders } : { standardHeaders: 'draft-6', legacyHeaders: false }),
     // @fastify/rate-limit's `skipOnError` lets requests through when its store fails.
     onBackendError: o.onBackendError ?? (o.skipOnError === false ? 'deny' : 'allow'),
     handler,
   };
 }
 
-module.exports = { check, maxOf, timeWindowOf, banOf, hookOf, toggles, inWords, middlewareOptions, WHAT };
+/** Whether `o` picks sluicegate's own header forms. */
+function custom(o) {
+  return o.standardHeaders !== undefined || o.legacyHeaders !== undefined;
+}
+
+/** The names @fastify/rate-limit gives the library's draft-6 headers: `X-RateLimit-Limit`,
+ * `-Remaining`, `-Reset` (the seconds left, as it sends them), unless `enableDraftSpec` (then
+ * draft-6's own names) or sluicegate's header options are given. */
+function renames(o) {
+  if (custom(o) || o.enableDraftSpec === true) return {};
+  return { 'ratelimit-limit': 'x-ratelimit-limit', 'ratelimit-remaining': 'x-ratelimit-remaining', 'ratelimit-reset': 'x-ratelimit-reset' };
+}
+
+module.exports = { renames, check, maxOf, timeWindowOf, banOf, hookOf, toggles, inWords, middlewareOptions, WHAT };

@@ -38,9 +38,10 @@ test("max + timeWindow: @fastify/rate-limit's headers and refusal, the library's
     assert.equal(first.body, 'ok');
     assert.equal(first.headers['x-ratelimit-limit'], '2');
     assert.equal(first.headers['x-ratelimit-remaining'], '1');
-    // The library's legacy trio: the reset as a Unix timestamp in seconds, a minute ahead.
-    const reset = Number(first.headers['x-ratelimit-reset']);
-    assert.ok(Math.abs(reset - (Date.now() / 1000 + 60)) < 5, `x-ratelimit-reset ${reset}`);
+    // The library's draft-6 numbers under @fastify/rate-limit's names: the seconds left.
+    assert.equal(first.headers['x-ratelimit-reset'], '60');
+    assert.equal(first.headers['ratelimit-policy'], '2;w=60');
+    assert.equal(first.headers['ratelimit-limit'], undefined);
     assert.equal((await get(url)).headers['x-ratelimit-remaining'], '0');
     const refused = await get(url);
     assert.equal(refused.status, 429);
@@ -193,6 +194,12 @@ test('addHeaders and addHeadersOnExceeding leave headers out; enableDraftSpec se
     assert.equal(ok.headers['ratelimit-limit'], '2');
     assert.equal(ok.headers['ratelimit-remaining'], '1');
     assert.equal(ok.headers['ratelimit-reset'], '60');
+    assert.equal(ok.headers['x-ratelimit-limit'], undefined);
+  });
+  // sluicegate's own header options replace @fastify/rate-limit's forms.
+  await serving({ max: 2, timeWindow: 60_000, standardHeaders: 'draft-10', legacyHeaders: false }, undefined, async ({ url }) => {
+    const ok = await get(url);
+    assert.equal(ok.headers.ratelimit, '"ip";r=1;t=60');
     assert.equal(ok.headers['x-ratelimit-limit'], undefined);
   });
 });
