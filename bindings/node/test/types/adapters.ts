@@ -35,3 +35,30 @@ async function anyFramework(): Promise<number> {
 }
 
 void [fastifyApp, reset, honoMiddleware, anyFramework];
+
+// NestJS, as @nestjs/throttler's users write it.
+import { Injectable } from '@nestjs/common';
+import { ThrottlerModule, ThrottlerGuard, Throttle, SkipThrottle } from 'sluicegate/nestjs';
+
+const throttlerModule = ThrottlerModule.forRoot({ throttlers: [{ name: 'short', ttl: 1000, limit: 3 }, { ttl: 60_000, limit: 100 }], trustedProxies: ['10.0.0.0/8'] });
+
+@Injectable()
+class UserGuard extends ThrottlerGuard {
+  protected async getTracker(req: Record<string, any>): Promise<string> {
+    return String(req.user?.id ?? 'anonymous');
+  }
+}
+
+class CatsController {
+  @Throttle({ default: { limit: 3, ttl: 60_000 } })
+  list(): string {
+    return 'cats';
+  }
+
+  @SkipThrottle()
+  health(): string {
+    return 'ok';
+  }
+}
+
+void [throttlerModule, UserGuard, CatsController];
