@@ -44,7 +44,7 @@ export interface RateLimitOptions {
   enableDraftSpec?: boolean;
   /** Routes with the same groupId share one limit. */
   groupId?: string;
-  /** Names the limit in the headers and on Redis; default 'ip' for the global limit, the route (`GET /items`) for a route's. */
+  /** Names the limit in the headers and on Redis; default 'ip' for the global limit, the route (`GET /items`) for a route's, `ip-1`, `ip-2`... in the order made for `fastify.rateLimit(options)` and `createRateLimit(options)`. */
   name?: string;
   /** A quota string and algorithm of the engine instead of `max` + `timeWindow`. */
   quota?: string;

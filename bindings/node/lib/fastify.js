@@ -34,12 +34,18 @@ async function sluicegateFastify(fastify, settings = {}) {
   const global = settings.global === undefined ? true : settings.global === true;
   const globalLimit = global ? new RouteLimit(settings, settings.name ?? 'ip', keyReader, ran) : null;
 
+  // A limit made by `fastify.rateLimit(options)` or `createRateLimit(options)` without a
+  // `name` is named `ip-1`, `ip-2`... in the order made (the same in every process running
+  // the same app), so that on Redis it does not share the global limit's counter.
+  let made = 0;
+  const nameOf = (options) => options.name ?? `${settings.name ?? 'ip'}-${++made}`;
+
   if (!fastify.hasDecorator('rateLimit')) {
     /** A hook for a route or handler of its own (`onRequest: fastify.rateLimit({ max: 5 })`). */
     fastify.decorate('rateLimit', (options) => {
       if (options === undefined) return (globalLimit ?? new RouteLimit(settings, settings.name ?? 'ip', keyReader, ran)).hook;
       o_.check(options, 'fastify.rateLimit(options)');
-      return new RouteLimit({ ...settings, ...options }, options.name ?? settings.name ?? 'ip', keyReader, ran).hook;
+      return new RouteLimit({ ...settings, ...options }, nameOf(options), keyReader, ran).hook;
     });
   }
 
@@ -48,7 +54,7 @@ async function sluicegateFastify(fastify, settings = {}) {
      * state without consuming), answering as @fastify/rate-limit's `createRateLimit`. */
     fastify.decorate('createRateLimit', (options) => {
       if (options !== undefined) o_.check(options, 'fastify.createRateLimit(options)');
-      const limit = options === undefined && globalLimit !== null ? globalLimit : new RouteLimit({ ...settings, ...options }, options?.name ?? settings.name ?? 'ip', keyReader, ran);
+      const limit = options === undefined && globalLimit !== null ? globalLimit : new RouteLimit({ ...settings, ...options }, nameOf(options ?? {}), keyReader, ran);
       return (request, callOptions) => limit.state(request, callOptions?.increment !== false);
     });
   }
