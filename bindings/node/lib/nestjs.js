@@ -6,8 +6,27 @@
 // its limits, decided all-or-nothing, its key the tracker; the client address (the default
 // tracker) and the headers are the library's. @nestjs/common and @nestjs/core are the app's.
 
-const { Global, HttpException, Inject, Injectable, Module } = require('@nestjs/common');
-const { Reflector } = require('@nestjs/core');
+const path = require('node:path');
+
+/**
+ * `name` as the app resolves it: NestJS's tokens (`Reflector`) and exceptions must be the
+ * app's own copies. From a checkout linked with `npm install <checkout>/bindings/node`, a plain
+ * `require` here would find this package's devDependencies instead.
+ */
+function appRequire(name) {
+  for (const from of [require.main?.filename && path.dirname(require.main.filename), process.cwd()]) {
+    if (!from) continue;
+    try {
+      return require(require.resolve(name, { paths: [from] }));
+    } catch {
+      // not resolvable from there: try the next place
+    }
+  }
+  return require(name);
+}
+
+const { Global, HttpException, Inject, Injectable, Module } = appRequire('@nestjs/common');
+const { Reflector } = appRequire('@nestjs/core');
 const { rateLimit } = require('./ratelimit');
 const { decide, refuse } = require('./adapter_decide');
 const { RATE_LIMIT_HEADERS } = require('./verdict');
