@@ -230,3 +230,21 @@ test("options with no counterpart, and unknown ones, are refused at register", a
     await app.close();
   }
 });
+
+test("the key allowList and callbacks see is the library's, as express's rateLimit counts it", async () => {
+  const headers = { 'x-forwarded-for': '2001:db8:abcd:12::1, 198.51.100.7' };
+  const viaExpress = await listen(expressApp(express, rateLimit({ windowMs: 60_000, limit: 5, trustedProxies: ['127.0.0.1', '198.51.100.0/24'] })));
+  let expected;
+  try {
+    expected = JSON.parse((await get(viaExpress.url, '/info', headers)).body).key;
+  } finally {
+    await viaExpress.close();
+  }
+  const seen = [];
+  await serving({ max: 5, timeWindow: 60_000, trustedProxies: ['127.0.0.1', '198.51.100.0/24'], allowList: (request, key) => seen.push(key) && false }, undefined, async ({ url }) => {
+    assert.equal((await get(url, '/', headers)).status, 200);
+  });
+  // The nearest untrusted hop, an IPv6 client grouped by its /64, as the library writes it.
+  assert.match(expected, /^2001:db8:abcd:12:/);
+  assert.deepEqual(seen, [expected]);
+});
