@@ -86,4 +86,7 @@ function peer(c, getConnInfo) {
   return { remoteAddress: socket?.remoteAddress, remotePort: socket?.remotePort };
 }
 
-module.exports = { rateLimiter, default: rateLimiter };
+// As hono-rate-limiter's: `import { rateLimiter } from ...`; the default export is it too.
+module.exports = rateLimiter;
+module.exports.rateLimiter = rateLimiter;
+module.exports.default = rateLimiter;
