@@ -106,6 +106,16 @@ test('requestDecider: the library\'s verdict and headers for a request described
   assert.throws(() => requestDecider({ handler: () => {} }), /`handler` is the caller's to do/);
 });
 
+test("getConnInfo gives the peer's address off @hono/node-server (another runtime's helper)", async () => {
+  const getConnInfo = (c) => ({ remote: { address: c.req.header('x-test-peer'), port: 1234 } });
+  await serving(rateLimiter({ windowMs: 60_000, limit: 1, getConnInfo }), async ({ url }) => {
+    const info = await get(url, '/info', { 'x-test-peer': '192.0.2.10' });
+    assert.equal(JSON.parse(info.body).key, '192.0.2.10');
+    assert.equal((await get(url, '/', { 'x-test-peer': '192.0.2.10' })).status, 429);
+    assert.equal((await get(url, '/', { 'x-test-peer': '192.0.2.11' })).status, 200);
+  });
+});
+
 test("hono-rate-limiter's store option, and unknown ones, are refused", () => {
   assert.throws(() => rateLimiter({ store: {} }), /`store` \(hono-rate-limiter\) has no counterpart/);
   assert.throws(() => rateLimiter({ windowMS: 1000 }), /windowMS/);
