@@ -109,6 +109,23 @@ test('errorMessage answers a refusal; throw: true refuses through ctx.throw with
   });
 });
 
+test("ctx.state.rateLimit is the request's info (the library's key and numbers)", async () => {
+  const app = new Koa();
+  app.use(ratelimit({ duration: 60_000, max: 3 }));
+  app.use((ctx) => {
+    ctx.body = ctx.state.rateLimit;
+  });
+  const server = await listen(app.callback());
+  try {
+    const info = JSON.parse((await get(server.url)).body);
+    assert.equal(info.key, '127.0.0.1');
+    assert.equal(info.limit, 3);
+    assert.equal(info.remaining, 2);
+  } finally {
+    await server.close();
+  }
+});
+
 test("koa-ratelimit's store options, and unknown ones, are refused", () => {
   assert.throws(() => ratelimit({ driver: 'memory', db: new Map() }), /`driver` \(koa-ratelimit\) has no counterpart/);
   assert.throws(() => ratelimit({ duraton: 1000 }), /duraton/);
