@@ -54,7 +54,7 @@ def test_limits_given_a_dict_or_a_str_say_a_list_is_wanted(middleware: Any) -> N
 
 @pytest.mark.parametrize("middleware", [Asgi, Wsgi])
 def test_a_bad_redis_url_is_a_value_error_where_it_is_built(middleware: Any) -> None:
-    with pytest.raises(ValueError, match=r"redis: 'notaurl'|redis: \"notaurl\" is not a Redis URL"):
+    with pytest.raises(ValueError, match=r'redis\.url: "notaurl" is not a Redis URL'):
         middleware(hello, limits=IP, redis="notaurl")
     from sluicegate.fastapi import limit
     with pytest.raises(ValueError, match="is not a Redis URL"):
