@@ -14,8 +14,10 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union, cast
 
 from asgiref.sync import iscoroutinefunction
-from django.core.exceptions import ImproperlyConfigured, PermissionDenied  # type: ignore[import-untyped, unused-ignore]
-from django.utils.module_loading import import_string  # type: ignore[import-untyped, unused-ignore]
+from django.core.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    ImproperlyConfigured, PermissionDenied)
+from django.utils.module_loading import (  # type: ignore[import-untyped, unused-ignore]
+    import_string)
 
 from ._common import build
 from ._django_responses import adecide, refusal, with_headers

@@ -11,9 +11,12 @@ import threading
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from django.conf import settings  # type: ignore[import-untyped, unused-ignore]
-from django.core.exceptions import ImproperlyConfigured  # type: ignore[import-untyped, unused-ignore]
-from django.core.signals import setting_changed  # type: ignore[import-untyped, unused-ignore]
-from django.utils.module_loading import import_string  # type: ignore[import-untyped, unused-ignore]
+from django.core.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    ImproperlyConfigured)
+from django.core.signals import (  # type: ignore[import-untyped, unused-ignore]
+    setting_changed)
+from django.utils.module_loading import (  # type: ignore[import-untyped, unused-ignore]
+    import_string)
 
 from ._native import HttpLimiter
 
@@ -92,7 +95,7 @@ def client_options() -> Dict[str, Any]:
     return {name: options[name] for name in CLIENT_OPTIONS if name in options}
 
 
-class _Cached:
+class Cached:
     """One object built from the settings, rebuilt after they change."""
 
     def __init__(self, make: Callable[[], Any]) -> None:
@@ -143,7 +146,7 @@ def _probe() -> HttpLimiter:
                        headers=False, **client_options())
 
 
-_client_probe = _Cached(_probe)
+_client_probe = Cached(_probe)
 when_settings_change(_client_probe.clear)
 
 

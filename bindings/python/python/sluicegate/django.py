@@ -33,7 +33,8 @@ from ._django_settings import middleware_options
 from ._native import HttpVerdict
 from .limit import Limit
 
-__all__ = ["ALL", "UNSAFE", "Limit", "RateLimitMiddleware", "Ratelimited", "ratelimit", "reset"]
+__all__ = ["ALL", "UNSAFE", "Limit", "RateLimitMiddleware", "Ratelimited", "ratelimit",
+           "reset"]
 
 GetResponse = Callable[[Any], Any]
 
@@ -53,14 +54,17 @@ def reset(key: str) -> bool:
 
 
 class RateLimitMiddleware(MiddlewareBase):
-    """Django middleware (sync and async capable): add `"sluicegate.django.RateLimitMiddleware"`
-    to `MIDDLEWARE`, early (before the middlewares whose work a refused request should not
-    cost), and give its options in `settings.SLUICEGATE`, a dict with the keyword arguments
-    of `sluicegate.wsgi.RateLimitMiddleware` (`limits` required). `exempt`, `on_breach` and
-    `on_backend_failure` may be dotted paths; a limit's `key` may be a dotted path too.
+    """Django middleware, sync and async capable: add
+    `"sluicegate.django.RateLimitMiddleware"` to `MIDDLEWARE`, early (before the middlewares
+    whose work a refused request should not cost; after `AuthenticationMiddleware` when a
+    key function reads `request.user`), and give its options in `settings.SLUICEGATE`, a
+    dict with the keyword arguments of `sluicegate.wsgi.RateLimitMiddleware` (`limits`
+    required). `exempt`, `on_breach` and `on_backend_failure` may be dotted paths; a
+    limit's `key` may be a dotted path too.
 
-    Under ASGI (or a Django `AsyncClient`), limits on Redis are awaited, never blocking the
-    event loop; in process, the decision takes microseconds and is made inline.
+    Under an ASGI server, limits on Redis are awaited, never blocking the event loop (under
+    Django's `AsyncClient`, whose scope is not a server's, decided in a worker thread); in
+    process, the decision takes microseconds and is made inline.
     """
 
     sync_capable = True

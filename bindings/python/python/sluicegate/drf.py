@@ -27,11 +27,12 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from django.conf import settings  # type: ignore[import-untyped, unused-ignore]
-from django.core.exceptions import ImproperlyConfigured  # type: ignore[import-untyped, unused-ignore]
+from django.core.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    ImproperlyConfigured)
 from rest_framework import throttling  # type: ignore[import-untyped, unused-ignore]
 
 from . import KeyedLimiter, RedisLimiter
-from ._django_settings import client_address, when_settings_change
+from ._django_settings import Cached, client_address, when_settings_change
 from ._native import Decision, ManualClock, RedisError
 
 __all__ = ["AnonRateThrottle", "ScopedRateThrottle", "SluicegateRateThrottle",
@@ -72,7 +73,7 @@ WARNING_EVERY = 10.0
 AnyLimiter = Union[KeyedLimiter, RedisLimiter]
 
 
-def drf_settings() -> Dict[str, Any]:
+def _read_settings() -> Dict[str, Any]:
     """`settings.SLUICEGATE_DRF` (`{}` when unset), its unknown keys refused."""
     found = getattr(settings, SETTING, None) or {}
     if not isinstance(found, dict):
@@ -88,6 +89,16 @@ def drf_settings() -> Dict[str, Any]:
         raise ImproperlyConfigured(f"settings.{SETTING}['on_backend_error'] must be 'allow' "
                                    f"or 'deny', got {on_error!r}")
     return dict(found)
+
+
+_settings = Cached(_read_settings)
+when_settings_change(_settings.clear)
+
+
+def drf_settings() -> Dict[str, Any]:
+    """`settings.SLUICEGATE_DRF` as read at the first request since it last changed."""
+    read: Dict[str, Any] = _settings.get()
+    return read
 
 
 class _Limiters:
