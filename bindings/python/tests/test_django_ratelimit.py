@@ -81,6 +81,15 @@ def test_ratelimit_raise_raises_ratelimited_a_403() -> None:
     assert issubclass(Ratelimited, PermissionDenied)  # Django answers it 403
 
 
+def test_the_settings_body_writes_the_429() -> None:
+    body = lambda request, verdict: f"{request.path}: wait {verdict.retry_after} s"  # noqa: E731
+    with fresh(body=body, content_type="text/x-wait"):
+        client = Client()
+        answers = [client.get("/user-or-ip") for _ in range(2)]
+    assert answers[1].status_code == 429 and answers[1].content == b"/user-or-ip: wait 60 s"
+    assert answers[1]["Content-Type"] == "text/x-wait" and answers[1]["Retry-After"] == "60"
+
+
 def test_user_keys() -> None:
     with fresh():
         client = Client()
@@ -170,3 +179,18 @@ def test_limits_on_redis_are_shared(redis_server: Any, prefix: str) -> None:
                             f"sluicegate:http:{group} 2/60s:*").splitlines()
     assert [answer.status_code for answer in answers] == [200, 200, 429]
     assert len(keys) == 1, keys
+
+
+def test_a_redis_that_cannot_answer(own_redis: Any, prefix: str,
+                                    caplog: pytest.LogCaptureFixture) -> None:
+    own_redis.stop()
+    view = ratelimit(key="ip", rate="1/m", group=f"{prefix}down")(
+        lambda request: HttpResponse("ok"))
+    with fresh(redis=own_redis.url):
+        with caplog.at_level("WARNING", logger="sluicegate"):
+            allowed = [view(RequestFactory().get("/")).status_code for _ in range(2)]
+    with fresh(redis=own_redis.url, on_backend_error="deny"):
+        denied = view(RequestFactory().get("/"))
+    assert allowed == [200, 200]
+    assert "Redis cannot decide the limits" in caplog.text
+    assert denied.status_code == 503 and denied["Retry-After"] == "1"

@@ -19,7 +19,7 @@ from django.core.exceptions import (  # type: ignore[import-untyped, unused-igno
 from django.utils.module_loading import (  # type: ignore[import-untyped, unused-ignore]
     import_string)
 
-from ._common import build
+from ._common import Outage, build, rewrite
 from ._django_responses import adecide, refusal, with_headers
 from ._django_settings import sluicegate_settings, when_settings_change
 from ._native import HttpLimiter, HttpVerdict
@@ -136,7 +136,7 @@ class ViewLimits:
         self.algorithm = algorithm
         if isinstance(self.rate, (str, tuple)):
             quota_of(self.rate)  # a bad rate fails where the view is decorated
-        self._limiters: Dict[str, HttpLimiter] = {}
+        self._limiters: Dict[str, Tuple[HttpLimiter, Outage]] = {}
         self._lock = threading.Lock()
         when_settings_change(self.clear)
 
@@ -144,23 +144,47 @@ class ViewLimits:
         with self._lock:
             self._limiters = {}
 
-    def limiter(self, request: Any) -> Optional[HttpLimiter]:
-        """The limiter deciding `request`; None when it is not counted (another method, or
-        a rate function returning None)."""
+    def limiter(self, request: Any) -> Optional[Tuple[HttpLimiter, Outage]]:
+        """The limiter deciding `request` (with its Redis warnings); None when it is not
+        counted (another method, or a rate function returning None)."""
         if self.methods is not None and request.method not in self.methods:
             return None
         rate = self.rate(self.group, request) if callable(self.rate) else self.rate
         if rate is None:
             return None
         quota = quota_of(rate)
-        limiter = self._limiters.get(quota)
-        if limiter is None:
+        found = self._limiters.get(quota)
+        if found is None:
             with self._lock:
-                limiter = self._limiters.get(quota)
-                if limiter is None:
+                found = self._limiters.get(quota)
+                if found is None:
                     limiter = self._build(quota)
-                    self._limiters[quota] = limiter
-        return limiter
+                    found = (limiter, Outage(limiter, sluicegate_settings().get(
+                        "on_backend_failure")))
+                    self._limiters[quota] = found
+        return found
+
+    def decide(self, request: Any) -> Optional[HttpVerdict]:
+        """The library's verdict for `request` (None: not counted)."""
+        found = self.limiter(request)
+        if found is None:
+            return None
+        limiter, outage = found
+        verdict = limiter.decide_wsgi(request.META, request)
+        if limiter.remote:
+            outage.check()
+        return verdict
+
+    async def adecide(self, request: Any) -> Optional[HttpVerdict]:
+        """`decide` in an async view: limits on Redis never block the event loop."""
+        found = self.limiter(request)
+        if found is None:
+            return None
+        limiter, outage = found
+        verdict = await adecide(limiter, request)
+        if limiter.remote:
+            outage.check()
+        return verdict
 
     def _build(self, quota: str) -> HttpLimiter:
         options = sluicegate_settings()
@@ -211,9 +235,11 @@ def _limited(request: Any, verdict: Optional[HttpVerdict], block: bool) -> Optio
     if not refused or not block:
         return None
     assert verdict is not None
-    if verdict.status == 429 and sluicegate_settings().get("ratelimit_raise"):
+    options = sluicegate_settings()
+    if verdict.status == 429 and options.get("ratelimit_raise"):
         raise Ratelimited(verdict)
-    return refusal(verdict)
+    return refusal(rewrite(verdict, options.get("body", "text"),
+                           options.get("content_type", "text/plain; charset=utf-8"), request))
 
 
 def _headers(response: Any, verdict: Optional[HttpVerdict]) -> Any:
@@ -253,10 +279,7 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
         if iscoroutinefunction(view):
             @functools.wraps(view)
             async def limited_async(request: Any, *args: Any, **kwargs: Any) -> Any:
-                limiter = limits.limiter(request)
-                verdict = None
-                if limiter is not None:
-                    verdict = await adecide(limiter, request)
+                verdict = await limits.adecide(request)
                 answer = _limited(request, verdict, block)
                 if answer is not None:
                     return answer
@@ -269,8 +292,7 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
 
         @functools.wraps(view)
         def limited(request: Any, *args: Any, **kwargs: Any) -> Any:
-            limiter = limits.limiter(request)
-            verdict = None if limiter is None else limiter.decide_wsgi(request.META, request)
+            verdict = limits.decide(request)
             answer = _limited(request, verdict, block)
             if answer is not None:
                 return answer
