@@ -184,8 +184,8 @@ class SluicegateRateThrottle(_SimpleRateThrottle):
 
     algorithm: Optional[str] = None
     decision: Optional[Decision] = None
-    """The engine's decision of the last `allow_request` (None before one, or when not
-    throttled)."""
+    """The engine's decision of the last `allow_request`: None before one, for a request
+    this throttle does not count (no rate, or no key), and when Redis could not answer."""
 
     def allow_request(self, request: Any, view: Any) -> bool:
         if self.rate is None:
