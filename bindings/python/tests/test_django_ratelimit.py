@@ -90,6 +90,18 @@ def test_the_settings_body_writes_the_429() -> None:
     assert answers[1]["Content-Type"] == "text/x-wait" and answers[1]["Retry-After"] == "60"
 
 
+def test_the_decorated_view_resets_a_key() -> None:
+    from django_urls import login
+    with fresh():
+        client = Client()
+        refused = [client.post("/login").status_code for _ in range(3)]
+        forgotten = login.reset("127.0.0.1")
+        again = client.post("/login").status_code
+        unknown = login.reset("192.0.2.200")
+    assert refused == [200, 200, 429] and forgotten is True and again == 200
+    assert unknown is False
+
+
 def test_user_keys() -> None:
     with fresh():
         client = Client()

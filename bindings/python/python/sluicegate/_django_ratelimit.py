@@ -144,6 +144,15 @@ class ViewLimits:
         with self._lock:
             self._limiters = {}
 
+    def reset(self, key: str) -> bool:
+        """Forgets `key` (as the limit writes it: a client address, a header's value, what
+        a key function returned) in every limiter built (on Redis, for every process).
+        Returns whether any held it."""
+        held = False
+        for limiter, _ in list(self._limiters.values()):
+            held = limiter.reset(key) or held
+        return held
+
     def limiter(self, request: Any) -> Optional[Tuple[HttpLimiter, Outage]]:
         """The limiter deciding `request` (with its Redis warnings); None when it is not
         counted (another method, or a rate function returning None)."""
@@ -265,7 +274,8 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
     `Ratelimited`, a `403`: set `SLUICEGATE["ratelimit_raise"] = True` for that);
     `block=False` sets `request.limited = True` and calls the view. `algorithm`: the
     library's (default `"gcra"`; django-ratelimit counts in fixed windows: `"fixed-window"`).
-    A passing response gets the rate-limit headers.
+    A passing response gets the rate-limit headers. The decorated view's `reset(key)`
+    forgets a key (`login.reset("192.0.2.1")` after a successful sign-in).
     """
     if key is None:
         raise ImproperlyConfigured("Ratelimit key must be specified")
@@ -288,6 +298,7 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
                 return _headers(await view(request, *args, **kwargs), verdict)
 
             limited_async.limits = limits  # type: ignore[attr-defined]
+            limited_async.reset = limits.reset  # type: ignore[attr-defined]
             return cast(View, limited_async)
 
         @functools.wraps(view)
@@ -301,6 +312,7 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
             return _headers(view(request, *args, **kwargs), verdict)
 
         limited.limits = limits  # type: ignore[attr-defined]
+        limited.reset = limits.reset  # type: ignore[attr-defined]
         return cast(View, limited)
 
     return decorator
