@@ -19,7 +19,12 @@ def test_a_typed_django_and_drf_example_passes_mypy_strict(tmp_path: Path) -> No
 def test_a_wrong_argument_is_caught(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from sluicegate.django import ratelimit\n"
-                   "ratelimit(key='ip', rate='5/m', block='yes')\n")
+                   "ratelimit(key='ip', rate='5/m', block='yes')\n"
+                   "@ratelimit(key='ip', rate='5/m')\n"
+                   "def view(request: object) -> str: return ''\n"
+                   "view.reset(42)\n")
     refused = mypy("mypy", "--strict", "--no-incremental", str(bad), cwd=tmp_path)
     assert refused.returncode == 1
     assert 'Argument "block" to "ratelimit" has incompatible type "str"' in refused.stdout
+    assert 'Argument 1 to "reset" of "RatelimitedView" has incompatible type "int"' in \
+        refused.stdout

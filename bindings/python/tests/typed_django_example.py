@@ -48,4 +48,7 @@ def build(get_response: Any) -> RateLimitMiddleware:
     return RateLimitMiddleware(get_response)
 
 
-name: str = login.__name__
+def after_login(address: str) -> bool:
+    held: bool = login.reset(address)
+    answer: str = login(object())
+    return held and bool(answer)

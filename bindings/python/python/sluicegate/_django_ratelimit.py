@@ -9,9 +9,11 @@ import asyncio
 import functools
 import hashlib
 import re
+import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union, cast
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence,
+                    Tuple, TypeVar, Union, cast)
 
 from asgiref.sync import iscoroutinefunction
 from django.core.exceptions import (  # type: ignore[import-untyped, unused-ignore]
@@ -24,7 +26,7 @@ from ._django_responses import adecide, refusal, with_headers
 from ._django_settings import sluicegate_settings, when_settings_change
 from ._native import HttpLimiter, HttpVerdict
 
-__all__ = ["ALL", "UNSAFE", "Ratelimited", "quota_of", "ratelimit"]
+__all__ = ["ALL", "UNSAFE", "RatelimitedView", "Ratelimited", "quota_of", "ratelimit"]
 
 ALL = None
 """`method=ALL`: every method counts (django-ratelimit's `ALL`)."""
@@ -34,7 +36,17 @@ UNSAFE = ["DELETE", "PATCH", "POST", "PUT"]
 
 Rate = Union[str, Tuple[int, int], Callable[[Optional[str], Any], Any], None]
 Key = Union[str, Callable[[Optional[str], Any], Optional[str]]]
-View = TypeVar("View", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    from typing_extensions import ParamSpec
+elif sys.version_info >= (3, 10):
+    from typing import ParamSpec
+else:  # Python 3.9: the annotations using it are never evaluated at run time.
+    def ParamSpec(name: str) -> Any:
+        return TypeVar(name)
+
+Params = ParamSpec("Params")
+Returned = TypeVar("Returned", covariant=True)
 
 _RATE = re.compile(r"(\d+)/(\d*)([smhd])?")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -257,9 +269,24 @@ def _headers(response: Any, verdict: Optional[HttpVerdict]) -> Any:
     return with_headers(response, verdict)
 
 
+class RatelimitedView(Protocol[Params, Returned]):
+    """A view `@ratelimit(...)` decorated: called as the view was, with its limit's
+    `reset`."""
+
+    limits: ViewLimits
+    """The limiters of the decoration (one per quota its rate gives)."""
+
+    def __call__(self, *args: Params.args, **kwargs: Params.kwargs) -> Returned: ...
+
+    def reset(self, key: str) -> bool:
+        """Forgets `key` in the limit (on Redis, for every process sharing it). Returns
+        whether it held a state."""
+
+
 def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate = None,
               method: Union[str, Sequence[str], None] = ALL, block: bool = True, *,
-              algorithm: Optional[str] = None) -> Callable[[View], View]:
+              algorithm: Optional[str] = None
+              ) -> Callable[[Callable[Params, Returned]], RatelimitedView[Params, Returned]]:
     """django-ratelimit's decorator, decided by the library: `@ratelimit(key="ip",
     rate="5/m", method="POST")` on a view (`method_decorator(ratelimit(...),
     name="post")` on a class-based view's method).
@@ -283,7 +310,7 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
         raise ImproperlyConfigured("ratelimit needs rate=, e.g. '5/m'")
     methods = _methods(method)
 
-    def decorator(view: View) -> View:
+    def decorator(view: Callable[Params, Returned]) -> RatelimitedView[Params, Returned]:
         limits = _shared(group or _group_of(view), key, rate, methods, algorithm)
 
         if iscoroutinefunction(view):
@@ -299,7 +326,7 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
 
             limited_async.limits = limits  # type: ignore[attr-defined]
             limited_async.reset = limits.reset  # type: ignore[attr-defined]
-            return cast(View, limited_async)
+            return cast("RatelimitedView[Params, Returned]", limited_async)
 
         @functools.wraps(view)
         def limited(request: Any, *args: Any, **kwargs: Any) -> Any:
@@ -313,6 +340,6 @@ def ratelimit(group: Optional[str] = None, key: Optional[Key] = None, rate: Rate
 
         limited.limits = limits  # type: ignore[attr-defined]
         limited.reset = limits.reset  # type: ignore[attr-defined]
-        return cast(View, limited)
+        return cast("RatelimitedView[Params, Returned]", limited)
 
     return decorator

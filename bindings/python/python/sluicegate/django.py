@@ -27,14 +27,14 @@ from typing import Any, Awaitable, Callable, Optional, Union
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 
 from ._common import MiddlewareBase, Outage, as_list, build, check_callable, rewrite
-from ._django_ratelimit import ALL, UNSAFE, Ratelimited, ratelimit
+from ._django_ratelimit import ALL, UNSAFE, Ratelimited, RatelimitedView, ratelimit
 from ._django_responses import adecide, refusal, with_headers
 from ._django_settings import middleware_options
 from ._native import HttpVerdict
 from .limit import Limit
 
-__all__ = ["ALL", "UNSAFE", "Limit", "RateLimitMiddleware", "Ratelimited", "ratelimit",
-           "reset"]
+__all__ = ["ALL", "UNSAFE", "Limit", "RateLimitMiddleware", "Ratelimited", "RatelimitedView",
+           "ratelimit", "reset"]
 
 GetResponse = Callable[[Any], Any]
 
