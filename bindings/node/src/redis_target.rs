@@ -40,34 +40,14 @@ impl RedisTarget {
         spec
     }
 
-    /// `builder` with this target's TLS files and Sentinel credentials.
+    /// `builder` with this target's TLS files and Sentinel credentials, as the library
+    /// applies a [`RedisSpec`]'s.
     pub(crate) fn configure<A, C: TimeSource>(
         &self,
-        mut builder: RedisBuilder<A, C>,
+        builder: RedisBuilder<A, C>,
     ) -> napi::Result<RedisBuilder<A, C>> {
-        if let Some(pem) = pem("ca_cert", &self.ca_cert)? {
-            builder = builder.ca_cert(pem);
-        }
-        if let Some(pem) = pem("client_cert", &self.client_cert)? {
-            builder = builder.client_cert(pem);
-        }
-        if let Some(pem) = pem("client_key", &self.client_key)? {
-            builder = builder.client_key(pem);
-        }
-        if let Some(password) = &self.sentinel_password {
-            builder = builder.sentinel_auth(self.sentinel_username.as_deref(), password);
-        }
-        Ok(builder)
+        self.spec(false)
+            .configure(builder)
+            .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
     }
-}
-
-/// A PEM option's bytes, read as `RedisSpec` reads its own (the library's `pem_text`).
-fn pem(name: &str, value: &Option<String>) -> napi::Result<Option<Vec<u8>>> {
-    value
-        .as_deref()
-        .map(|value| {
-            sluicegate::http::spec::pem_text(value)
-                .map_err(|e| Error::new(Status::InvalidArg, format!("redis.{name}: {e}")))
-        })
-        .transpose()
 }

@@ -15,6 +15,7 @@ mod keyed;
 mod limiter;
 mod middleware;
 mod redis;
+mod redis_target;
 mod runtime;
 mod utf8;
 

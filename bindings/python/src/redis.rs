@@ -5,6 +5,7 @@
 use crate::args::{self, Cost};
 use crate::decision::Decision;
 use crate::errors;
+use crate::redis_target::{credential, pem, Access};
 use crate::runtime;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -53,11 +54,13 @@ impl RedisLimiter {
         signature = (
             quota, url = "redis://127.0.0.1:6379/".to_owned(), algorithm = None,
             prefix = "sluicegate:".to_owned(), cluster = false, timeout = 0.1, clock = None,
-            lazy = false
+            lazy = false, *, ca_cert = None, client_cert = None, client_key = None,
+            sentinel_username = None, sentinel_password = None
         ),
         text_signature = "(quota, url='redis://127.0.0.1:6379/', algorithm='gcra', \
                           prefix='sluicegate:', cluster=False, timeout=0.1, clock=None, \
-                          lazy=False)"
+                          lazy=False, *, ca_cert=None, client_cert=None, client_key=None, \
+                          sentinel_username=None, sentinel_password=None)"
     )]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of DESIGN.md §2
     fn new(
@@ -70,8 +73,21 @@ impl RedisLimiter {
         timeout: f64,
         clock: Option<&Bound<'_, PyAny>>,
         lazy: bool,
+        ca_cert: Option<&Bound<'_, PyAny>>,
+        client_cert: Option<&Bound<'_, PyAny>>,
+        client_key: Option<&Bound<'_, PyAny>>,
+        sentinel_username: Option<&Bound<'_, PyAny>>,
+        sentinel_password: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let quota = args::quota(quota)?;
+        let spec = Access {
+            ca_cert: pem(ca_cert, "ca_cert")?,
+            client_cert: pem(client_cert, "client_cert")?,
+            client_key: pem(client_key, "client_key")?,
+            sentinel_username: credential(sentinel_username, "sentinel_username")?,
+            sentinel_password: credential(sentinel_password, "sentinel_password")?,
+        }
+        .spec(url, cluster)?;
         let algorithm = algorithm.map_or(Ok(Default::default()), args::algorithm)?;
         let timeout = args::seconds(timeout, "RedisLimiter timeout")?;
         if timeout == Duration::ZERO {
@@ -81,12 +97,14 @@ impl RedisLimiter {
         }
         let clock = args::clock(clock)?;
         let runtime = runtime::get()?;
-        let builder = AnyRedisLimiter::builder(quota, algorithm, &url)
+        let builder = AnyRedisLimiter::builder(quota, algorithm, spec.url.trim())
             .prefix(prefix)
             .cluster(cluster)
             .timeout(timeout)
             .lazy(lazy);
-        let builder = builder.clock(AnyTime::from(clock));
+        let builder = spec
+            .configure(builder.clock(AnyTime::from(clock)))
+            .map_err(errors::redis)?;
         let limiter = py.detach(|| runtime.block_on(builder.connect()));
         let limiter = limiter.map_err(errors::redis)?;
         Ok(RedisLimiter {

@@ -36,11 +36,11 @@ def scope(client: Optional[List[Any]] = None, headers: Optional[List[Any]] = Non
     ({"limits": [IP, IP]}, ValueError, 'two limits are named "ip"'),
     ({"limits": [{**IP, "name": ""}]}, ValueError, "a limit's name must be 1 to 64"),
     ({"limits": [IP], "trusted_proxies": ["10.0.0.0/33"]}, ValueError,
-     'trusted_proxies: "10.0.0.0/33"'),
+     'trusted_proxies: invalid network "10.0.0.0/33"'),
     ({"limits": [IP], "trusted_proxies": [10]}, TypeError, "must be a str, got int"),
     ({"limits": [IP], "ipv6_prefix": 129}, ValueError, "an IPv6 prefix is 0 to 128 bits"),
     ({"limits": [IP], "trusted_proxies": "10.0.0.0/8, ::1/129"}, ValueError,
-     'trusted_proxies: "::1/129"'),
+     'trusted_proxies: invalid network "::1/129"'),
     ({"limits": [IP], "ipv6_prefix": 300}, ValueError,
      "ipv6_prefix: an IPv6 prefix is 0 to 128 bits, not 300"),
     ({"limits": [IP], "on_backend_error": "maybe"}, ValueError,
@@ -56,13 +56,55 @@ def test_bad_options_say_what_is_wrong(options: Dict[str, Any], error: type,
     assert message in str(raised.value)
 
 
-def test_the_client_address_options_are_read_by_the_library_as_node_reads_them() -> None:
-    for forwarded in ("XFF", "X-Forwarded-For", "Forwarded", "BOTH"):
-        HttpLimiter([IP], forwarded_headers=forwarded)
+def passes(limiter: HttpLimiter, peer: str, forwarded: Optional[str] = None,
+           header: bytes = b"x-forwarded-for") -> bool:
+    """Whether `limiter` lets one request through from `peer`, forwarded for `forwarded`."""
+    headers = [] if forwarded is None else [(header, forwarded.encode())]
+    return limiter.decide_asgi(scope([peer, 4000], headers)).passes
+
+
+def test_the_forwarded_header_spellings_are_read_by_the_library_as_node_reads_them() -> None:
+    # Each spelling must make the trusted proxy's header name the client: two requests for
+    # one client pass, the third is refused, another client still passes. Were the header
+    # ignored, every request would count against the proxy's address.
+    for forwarded, headers in (("XFF", [b"x-forwarded-for"]),
+                               ("X-Forwarded-For", [b"x-forwarded-for"]),
+                               ("Forwarded", [b"forwarded"]),
+                               ("BOTH", [b"x-forwarded-for", b"forwarded"])):
+        limiter = HttpLimiter([IP], trusted_proxies="10.0.0.0/8", forwarded_headers=forwarded)
+
+        def one(client: str) -> bool:
+            written = [(name, (f"for={client}" if name == b"forwarded" else client).encode())
+                       for name in headers]
+            return limiter.decide_asgi(scope(["10.0.0.1", 4000], written)).passes
+
+        assert [one("203.0.113.1") for _ in range(3)] == [True, True, False], forwarded
+        assert one("203.0.113.2"), forwarded
+
+
+def test_the_backend_error_answers_are_read_in_any_case() -> None:
     for answer in ("Allow", "DENY", "local"):
-        HttpLimiter([IP], on_backend_error=answer)
-    HttpLimiter([IP], trusted_proxies="10.0.0.0/8, fd00::/8")
-    HttpLimiter([IP], trusted_proxies=["10.0.0.0/8, fd00::/8", "::1"])
+        assert HttpLimiter([IP], on_backend_error=answer).on_backend_error == answer.lower()
+
+
+@pytest.mark.parametrize("trusted", ["10.0.0.0/8, fd00::/8", ["10.0.0.0/8, fd00::/8", "::1"]])
+def test_a_chain_of_trusted_ipv6_proxies_names_the_client(trusted: Any) -> None:
+    limiter = HttpLimiter([IP], trusted_proxies=trusted)
+    # Two trusted IPv6 hops (the peer fd00::2 and fd00::9 in the header): the client is the
+    # address before them, grouped by its /64.
+    chain = "2001:db8:1::5, fd00::9"
+    assert [passes(limiter, "fd00::2", chain) for _ in range(2)] == [True, True]
+    assert not passes(limiter, "fd00::2", "2001:db8:1::6, fd00::9"), "the same /64"
+    assert passes(limiter, "fd00::2", "2001:db8:2::5, fd00::9"), "another /64"
+    # An untrusted hop in the chain is the client: the addresses before it are not believed.
+    assert [passes(limiter, "fd00::2", "2001:db8:1::5, 2001:db8:9::9, fd00::9")
+            for _ in range(3)] == [True, True, False]
+    # An untrusted peer's header is not believed: its own address is the key.
+    assert [passes(limiter, "2001:db8:7::1", "2001:db8:3::1") for _ in range(3)] == [
+        True, True, False]
+    assert passes(limiter, "2001:db8:8::1", "2001:db8:7::1"), "the header named nobody"
+    # IPv4 proxies of the same list are believed alike.
+    assert passes(limiter, "10.1.2.3", "198.51.100.4")
 
 
 def test_a_redis_limiter_checks_its_options_before_any_request() -> None:

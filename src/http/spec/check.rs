@@ -547,6 +547,17 @@ fn check_limit_names(
 }
 
 impl RedisSpec {
+    /// Checks this Redis's options without connecting (the URL, each seed node's for a
+    /// Cluster, a Sentinel URL's form, the PEM options, `connect`): every problem, each
+    /// named as `redis.<option>`. For a front end that takes Redis apart from a
+    /// [`FrontEndSpec`], so that a mistake fails where it is configured, not at the first
+    /// request.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        let mut problems = Problems::default();
+        self.check(&mut problems);
+        problems.done(|| ())
+    }
+
     fn check(&self, problems: &mut Problems) -> Option<RedisPlan> {
         let path = OptionPath::field("redis");
         let before = problems.len();

@@ -6,7 +6,7 @@ use super::check::pem_text;
 use super::RedisSpec;
 use crate::algorithm::AlgorithmKind;
 use crate::quota::Quota;
-use crate::redis::{AnyRedisLimiter, RedisBuilder, RedisError, RedisTime};
+use crate::redis::{AnyRedisLimiter, RedisBuilder, RedisError, RedisTime, TimeSource};
 
 impl RedisSpec {
     /// A limiter on this Redis (its URL, Cluster, module, TLS and Sentinel settings) for `quota`, decided by
@@ -46,44 +46,51 @@ impl RedisSpec {
             RedisBuilder<AlgorithmKind, RedisTime>,
         ) -> RedisBuilder<AlgorithmKind, RedisTime>,
     ) -> Result<AnyRedisLimiter, RedisError> {
-        let pem = |name: &str, value: &Option<String>| match value.as_deref() {
-            Some(value) => pem_text(value)
-                .map(Some)
-                .map_err(|e| RedisError::config(format!("redis.{name}: {e}"))),
-            None => Ok(None),
-        };
-        let (ca_cert, client_cert, client_key) = (
-            pem("ca_cert", &self.ca_cert)?,
-            pem("client_cert", &self.client_cert)?,
-            pem("client_key", &self.client_key)?,
-        );
         let builder = |lazy: bool| {
-            let mut builder = AnyRedisLimiter::builder(quota, algorithm, self.url.trim())
+            let builder = AnyRedisLimiter::builder(quota, algorithm, self.url.trim())
                 .prefix(prefix)
                 .name(name)
                 .cluster(self.cluster)
                 .module(self.module)
                 .lazy(lazy);
-            if let Some(pem) = &ca_cert {
-                builder = builder.ca_cert(pem.clone());
-            }
-            if let Some(pem) = &client_cert {
-                builder = builder.client_cert(pem.clone());
-            }
-            if let Some(pem) = &client_key {
-                builder = builder.client_key(pem.clone());
-            }
-            if let Some(password) = &self.sentinel_password {
-                builder = builder.sentinel_auth(self.sentinel_username.as_deref(), password);
-            }
-            configure(builder)
+            self.configure(builder).map(&configure)
         };
         if now {
-            match builder(false).connect().await {
+            match builder(false)?.connect().await {
                 Err(RedisError::Unavailable { .. } | RedisError::Timeout { .. }) => {}
                 done => return done,
             }
         }
-        builder(true).connect().await
+        builder(true)?.connect().await
+    }
+
+    /// `builder` with this Redis's TLS files (each read as [`pem_text`] reads it) and
+    /// Sentinel credentials: what every limiter on this Redis is given, whoever builds it.
+    /// The URL, Cluster and module settings are the caller's (its builder's constructor).
+    pub fn configure<A, C: TimeSource>(
+        &self,
+        mut builder: RedisBuilder<A, C>,
+    ) -> Result<RedisBuilder<A, C>, RedisError> {
+        let pem = |name: &str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(|value| {
+                    pem_text(value).map_err(|e| RedisError::config(format!("redis.{name}: {e}")))
+                })
+                .transpose()
+        };
+        if let Some(pem) = pem("ca_cert", &self.ca_cert)? {
+            builder = builder.ca_cert(pem);
+        }
+        if let Some(pem) = pem("client_cert", &self.client_cert)? {
+            builder = builder.client_cert(pem);
+        }
+        if let Some(pem) = pem("client_key", &self.client_key)? {
+            builder = builder.client_key(pem);
+        }
+        if let Some(password) = &self.sentinel_password {
+            builder = builder.sentinel_auth(self.sentinel_username.as_deref(), password);
+        }
+        Ok(builder)
     }
 }

@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._native import HttpLimiter, HttpVerdict
 
@@ -21,6 +21,12 @@ Body = Union[str, BodyFunction]
 """`"text"` (the library's sentence, text/plain), `"json"` (`{"detail": sentence}`),
 `"problem+json"` (RFC 9457), or a function of the request and the verdict returning the
 body (its `Content-Type` is `content_type`)."""
+
+RedisOption = Union[str, Mapping[str, Any]]
+"""Where the limits live: a Redis URL (`redis://`, `rediss://` for TLS,
+`redis-sentinel://host1,host2/#master` through Sentinels), or a dict with `url` and what
+reaching it needs: `ca_cert`, `client_cert`, `client_key` (each a PEM file's path, the PEM
+text or bytes of it) and `sentinel_username`, `sentinel_password`."""
 
 OUTAGE_WARNING_EVERY = 10.0
 """Seconds between two warnings while Redis cannot decide."""
@@ -146,7 +152,7 @@ class Outage:
 
 
 def build(limits: Sequence[Any], *, trusted_proxies: Any, ipv6_prefix: int,
-          forwarded_headers: str, redis: Optional[str], redis_cluster: bool,
+          forwarded_headers: str, redis: Optional[RedisOption], redis_cluster: bool,
           on_backend_error: str, headers: Union[str, bool, None], body: Body,
           max_keys: Optional[int] = None) -> HttpLimiter:
     return HttpLimiter(

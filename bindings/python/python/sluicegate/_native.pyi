@@ -3,6 +3,7 @@
 Every time is in seconds (float). Every decision is the engine's.
 """
 
+import os
 from types import TracebackType
 from typing import (Any, Coroutine, Iterable, List, Literal, Mapping, Optional, Tuple, TypeVar,
                     Union, final)
@@ -150,10 +151,20 @@ class RedisLimiter:
         timeout: float = 0.1,
         clock: Optional[ManualClock] = None,
         lazy: bool = False,
+        *,
+        ca_cert: Union[str, bytes, "os.PathLike[str]", None] = None,
+        client_cert: Union[str, bytes, "os.PathLike[str]", None] = None,
+        client_key: Union[str, bytes, "os.PathLike[str]", None] = None,
+        sentinel_username: Optional[str] = None,
+        sentinel_password: Optional[str] = None,
     ) -> RedisLimiter:
-        """`ValueError` for a bad quota, algorithm, URL or prefix, or a quota the algorithm
-        cannot run exactly on Redis; `RedisError` when Redis cannot be reached (not `lazy`).
-        `url` with `cluster=True`: seed nodes separated by commas."""
+        """`ValueError` for a bad quota, algorithm, URL, prefix or TLS file, or a quota the
+        algorithm cannot run exactly on Redis; `RedisError` when Redis cannot be reached
+        (not `lazy`). `url` with `cluster=True`: seed nodes separated by commas;
+        `rediss://` over TLS (verified against `ca_cert` when given; `client_cert` and
+        `client_key` for mutual TLS: each a PEM file's path, the PEM text or bytes of it);
+        `redis-sentinel://host1:26379,host2:26379/#primary` through Sentinels, which
+        `sentinel_username` and `sentinel_password` log in to."""
     def check(self, key: str, cost: int = 1) -> Decision:
         """Decides a request of `cost` for `key`, consuming it when allowed (blocks)."""
     def peek(self, key: str, cost: int = 1) -> Decision:
@@ -222,7 +233,7 @@ class HttpLimiter:
         trusted_proxies: Union[str, Iterable[str], None] = None,
         ipv6_prefix: int = 64,
         forwarded_headers: str = "x-forwarded-for",
-        redis: Optional[str] = None,
+        redis: Union[str, Mapping[str, Any], None] = None,
         redis_cluster: bool = False,
         on_backend_error: str = "allow",
         headers: Union[str, bool] = "standard",

@@ -10,7 +10,7 @@ import re
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._common import Body, BackendFailureHook, Outage, build, check_callable
+from ._common import Body, BackendFailureHook, Outage, RedisOption, build, check_callable
 from ._native import HttpLimiter
 
 Quota = Union[str, Sequence[str]]
@@ -26,7 +26,7 @@ class RouteLimit:
 
     def __init__(self, quota: Union[Quota, QuotaFunction], *, name: str, key: Any,
                  algorithm: Optional[str], cost: int, quotas: Optional[Sequence[str]],
-                 redis: Optional[str], redis_cluster: bool, on_backend_error: str,
+                 redis: Optional[RedisOption], redis_cluster: bool, on_backend_error: str,
                  trusted_proxies: Any, ipv6_prefix: int, forwarded_headers: str,
                  headers: Union[str, bool, None], body: Body,
                  max_keys: Optional[int] = None,
@@ -52,8 +52,10 @@ class RouteLimit:
             several = [quota] if isinstance(quota, str) else list(quota)
             if not several:
                 raise ValueError("limit() needs at least one quota")
-            limits = [limit(name if len(several) == 1 else f"{name}-{i + 1}", one)
-                      for i, one in enumerate(several)]
+            if not all(isinstance(one, str) for one in several):
+                raise TypeError("limit()'s quota must be a str, a list of str or a function")
+            # One limit of several quotas: the library names them NAME-1, NAME-2...
+            limits = [limit(name, "; ".join(several))]
         self.limiter: HttpLimiter = build(
             limits, trusted_proxies=trusted_proxies, ipv6_prefix=ipv6_prefix,
             forwarded_headers=forwarded_headers, redis=redis, redis_cluster=redis_cluster,

@@ -12,8 +12,8 @@ import asyncio
 import inspect
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping, Optional, Union
 
-from ._common import (Body, BackendFailureHook, MiddlewareBase, Outage, as_list, build,
-                      check_callable, rewrite)
+from ._common import (Body, BackendFailureHook, MiddlewareBase, Outage, RedisOption, as_list,
+                      build, check_callable, rewrite)
 from ._native import HttpVerdict
 from .limit import Limit
 
@@ -64,7 +64,7 @@ class RateLimitMiddleware(MiddlewareBase):
         trusted_proxies: Union[str, Iterable[str], None] = None,
         ipv6_prefix: int = 64,
         forwarded_headers: str = "x-forwarded-for",
-        redis: Optional[str] = None,
+        redis: Optional[RedisOption] = None,
         redis_cluster: bool = False,
         on_backend_error: str = "allow",
         exempt: Optional[Callable[[Scope], bool]] = None,

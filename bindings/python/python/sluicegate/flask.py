@@ -26,7 +26,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol,
 
 import flask
 
-from ._common import BackendFailureHook, Body, rewrite
+from ._common import BackendFailureHook, Body, RedisOption, rewrite
 from ._native import HttpVerdict
 from ._route import Quota, QuotaFunction, RouteLimit, RouteLimits, check_functions
 
@@ -99,7 +99,7 @@ def limit(
     algorithm: Optional[str] = None,
     name: Optional[str] = None,
     cost: int = 1,
-    redis: Optional[str] = None,
+    redis: Optional[RedisOption] = None,
     exempt: Optional[Callable[[flask.Request], bool]] = None,
     quotas: Optional[Sequence[str]] = None,
     on_breach: Optional[Callable[[flask.Request, HttpVerdict], Any]] = None,

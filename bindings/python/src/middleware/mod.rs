@@ -69,7 +69,7 @@ impl HttpLimiter {
         trusted_proxies: Option<&Bound<'_, PyAny>>,
         ipv6_prefix: u32,
         forwarded_headers: &str,
-        redis: Option<String>,
+        redis: Option<&Bound<'_, PyAny>>,
         redis_cluster: bool,
         on_backend_error: &str,
         headers: Option<&Bound<'_, PyAny>>,

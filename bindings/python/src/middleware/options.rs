@@ -18,11 +18,12 @@ use sluicegate::http::front_end::{
     in_process_backend_bounded, key_extractor, parse_backend_error_mode, redis_backend,
     FrontEndError, FrontEndOption, FrontEndOptions, GivenKey,
 };
+use sluicegate::http::spec::RedisSpec;
 use sluicegate::http::{
     BackendErrorMode, ClientAddr, ClientIp, Peer, ProblemJson, RateLimitBuilder, Rejection,
     RequestLimit, RequestLimiter, DEFAULT_MAX_KEYS,
 };
-use sluicegate::policy::{AlgorithmKind, KeySpec, Policy, PolicyError};
+use sluicegate::policy::{quota_name, AlgorithmKind, KeySpec, Policy, PolicyError};
 use sluicegate::redis::AnyRedisLimiter;
 use sluicegate::Quota;
 
@@ -35,7 +36,8 @@ pub(crate) struct Options {
     /// `on_backend_error`: what the limits on Redis do while it cannot decide (the library's
     /// answer and fallback).
     on_backend_error: BackendErrorMode,
-    redis: Option<Redis>,
+    /// Where the limits live when not in this process.
+    redis: Option<RedisSpec>,
     standard_headers: bool,
     legacy_headers: bool,
     body: Body,
@@ -67,11 +69,6 @@ struct Limit {
     tiers: Vec<Vec<Quota>>,
     /// The library limits the options build, one per tier and quota, by `built`.
     stride: usize,
-}
-
-struct Redis {
-    url: String,
-    cluster: bool,
 }
 
 /// A limit whose key a Python function computes: its name, the function, and whether it
@@ -111,7 +108,7 @@ impl Options {
         trusted_proxies: Option<&Bound<'_, PyAny>>,
         ipv6_prefix: u32,
         forwarded_headers: &str,
-        redis: Option<String>,
+        redis: Option<&Bound<'_, PyAny>>,
         redis_cluster: bool,
         on_backend_error: &str,
         header_form: &Bound<'_, PyAny>,
@@ -187,18 +184,16 @@ impl Options {
                 )))
             }
         };
-        if let Some(url) = &redis {
-            check_redis_url(url, redis_cluster)?;
-        }
+        let redis = redis
+            .filter(|r| !r.is_none())
+            .map(|r| crate::redis_target::redis_option(r, redis_cluster))
+            .transpose()?;
         let options = Options {
             limits: read,
             client_ip,
             keys_by_client,
             on_backend_error,
-            redis: redis.map(|url| Redis {
-                url,
-                cluster: redis_cluster,
-            }),
+            redis,
             standard_headers,
             legacy_headers,
             body,
@@ -279,11 +274,9 @@ impl Options {
     /// answers, so that the first request is decided there, else built all the same; needs
     /// the tokio runtime), else in process.
     pub(crate) async fn limiter(&self) -> Result<Built, String> {
-        let Some(redis) = &self.redis else {
+        let Some(redis_spec) = &self.redis else {
             return self.in_process();
         };
-        let mut redis_spec = sluicegate::http::spec::RedisSpec::new(redis.url.clone());
-        redis_spec.cluster = redis.cluster;
         let mut remotes = Vec::new();
         let mut tiers = Vec::new();
         for limit in &self.limits {
@@ -293,7 +286,7 @@ impl Options {
                 for policy in tier {
                     // Connected first, so that the first request is decided on Redis when
                     // it answers; built lazily all the same when it does not.
-                    let backend = redis_backend(&policy, &redis_spec, self.on_backend_error, true)
+                    let backend = redis_backend(&policy, redis_spec, self.on_backend_error, true)
                         .await
                         .map_err(|e| format!("limit {:?} on Redis: {e}", policy.name))?;
                     remotes.push(backend.clone());
@@ -370,9 +363,9 @@ impl Limit {
         }
     }
 
-    /// The policies of each tier: one per quota, named `NAME` when the tier has one quota,
-    /// else `NAME-1`, `NAME-2`... (names must differ: headers report by name, and each
-    /// name is its own prefix on Redis).
+    /// The policies of each tier: one per quota, named by the library's `quota_name`
+    /// (`NAME`, or `NAME-1`, `NAME-2`... for several: headers report by name, and each name
+    /// is its own prefix on Redis).
     fn policies(&self) -> Vec<Vec<Policy>> {
         self.tiers
             .iter()
@@ -381,11 +374,7 @@ impl Limit {
                     .iter()
                     .enumerate()
                     .map(|(i, quota)| Policy {
-                        name: if quotas.len() == 1 {
-                            self.name.clone()
-                        } else {
-                            format!("{}-{}", self.name, i + 1)
-                        },
+                        name: quota_name(&self.name, i, quotas.len()).into_owned(),
                         quota: *quota,
                         algorithm: self.algorithm,
                         key: self.key.clone(),
@@ -567,24 +556,6 @@ fn header_forms(value: &Bound<'_, PyAny>) -> PyResult<(bool, bool)> {
              RateLimit), \"legacy\" (X-RateLimit-*), \"both\", or False for none"
         ))),
     }
-}
-
-/// A `ValueError` now, where the middleware is built, for a Redis URL that cannot be used
-/// (each seed node's, with `cluster`); connecting waits for the first request.
-fn check_redis_url(url: &str, cluster: bool) -> PyResult<()> {
-    let urls: Vec<&str> = if cluster {
-        url.split(',').map(str::trim).collect()
-    } else {
-        vec![url]
-    };
-    for one in urls {
-        if let Err(e) = redis::Client::open(one) {
-            return Err(PyValueError::new_err(format!(
-                "redis: {one:?} is not a Redis URL such as \"redis://127.0.0.1:6379/\": {e}"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// True when `function` takes a second positional argument (the client's address).
