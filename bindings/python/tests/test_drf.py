@@ -10,6 +10,7 @@ from typing import Any, Dict, List
 import pytest
 
 import django_setup  # noqa: F401  (configures Django before its test tools are imported)
+from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
@@ -180,3 +181,15 @@ def test_a_view_of_several_throttles_gets_the_longest_wait() -> None:
         answers.append(Both.as_view()(factory.get("/")))
     assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
     assert answers[3]["Retry-After"] == "58"  # 3/min: 57.5 s, rounded up; 1/s: 0.5 s
+
+
+def test_redis_given_as_a_dict_and_its_mistakes(redis_server: Any, prefix: str) -> None:
+    with drf(SLUICEGATE_DRF={"redis": {"url": redis_server.url}, "prefix": f"{prefix}d:"}):
+        statuses = [Client().get("/drf/anon").status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    with drf(SLUICEGATE_DRF={"redis": {"url": redis_server.url, "password": "x"}}):
+        with pytest.raises(ImproperlyConfigured, match="unknown key.*'password'"):
+            Client().get("/drf/anon")
+    with drf(SLUICEGATE_DRF={"algorithm": "gcra", "timeout": 1, "colour": "blue"}):
+        with pytest.raises(ImproperlyConfigured, match="unknown option.*'colour'"):
+            Client().get("/drf/anon")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
 
 from django.conf import settings  # type: ignore[import-untyped, unused-ignore]
 from django.core.exceptions import (  # type: ignore[import-untyped, unused-ignore]
@@ -101,6 +101,27 @@ def drf_settings() -> Dict[str, Any]:
     return read
 
 
+REDIS_KEYS = ("ca_cert", "client_cert", "client_key", "sentinel_username",
+              "sentinel_password")
+"""What a `redis` dict may hold beside `url`: `RedisLimiter`'s keywords of the same names."""
+
+
+def _redis_target(redis: Any) -> Tuple[str, Dict[str, Any]]:
+    """`SLUICEGATE_DRF["redis"]`, a URL or a dict `{url, ca_cert, ...}` (the middleware's
+    `redis` option), as `RedisLimiter`'s URL and keywords."""
+    if isinstance(redis, str):
+        return redis, {}
+    if not isinstance(redis, Mapping) or "url" not in redis:
+        raise ImproperlyConfigured(f"settings.{SETTING}['redis'] must be a Redis URL or a dict "
+                                   "with 'url'")
+    unknown = sorted(set(redis) - {"url", *REDIS_KEYS})
+    if unknown:
+        raise ImproperlyConfigured(
+            f"settings.{SETTING}['redis'] has unknown key(s) {', '.join(map(repr, unknown))};"
+            f" beside 'url' it may hold {', '.join(REDIS_KEYS)}")
+    return str(redis["url"]), {name: redis[name] for name in REDIS_KEYS if name in redis}
+
+
 class _Limiters:
     """One limiter per (quota, algorithm, clock) in this process, shared by every throttle
     using it (their keys, which hold the scope, keep them apart), built at first use."""
@@ -128,16 +149,17 @@ class _Limiters:
     @staticmethod
     def _build(quota: str, algorithm: str, clock: Optional[ManualClock],
                options: Dict[str, Any]) -> AnyLimiter:
-        url = options.get("redis")
-        if url is None:
+        redis = options.get("redis")
+        if redis is None:
             return KeyedLimiter(quota, algorithm=algorithm, clock=clock,
                                 max_keys=options.get("max_keys"))
+        url, reaching = _redis_target(redis)
         # Each quota under its own prefix: DRF keys two throttles of one scope alike.
         prefix = f"{options.get('prefix', DEFAULT_PREFIX)}{quota.replace('/', '-')}:"
         return RedisLimiter(quota, url=url, algorithm=algorithm, prefix=prefix,
                             cluster=bool(options.get("redis_cluster", False)),
                             timeout=float(options.get("timeout", 0.1)), clock=clock,
-                            lazy=True)
+                            lazy=True, **reaching)
 
     def clear(self) -> None:
         with self._lock:
