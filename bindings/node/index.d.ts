@@ -365,6 +365,41 @@ export interface RateLimitMiddleware {
 
 export function rateLimit(options?: RateLimitOptions): RateLimitMiddleware;
 
+/** A request as `requestDecider` reads it; key functions get this same object. */
+export interface DescribedRequest {
+  method?: string;
+  /** The path and query: '/items?page=2'. */
+  url?: string;
+  /** A fetch `Headers`, an object of name to value(s), or Node's `rawHeaders`. */
+  headers?: Headers | Record<string, string | string[] | undefined> | string[];
+  /** The peer's address (none: a Unix socket's peer) and port. */
+  remoteAddress?: string;
+  remotePort?: number;
+  [field: string]: unknown;
+}
+
+/** What `requestDecider` answers: the library's status, headers and body. */
+export interface RequestVerdict {
+  /** 0 to let the request through, else the refusal's status (429; 400 no key; 503 Redis or a full table). */
+  status: number;
+  /** The rate-limit headers the library wrote, as [lower-case name, value] pairs. */
+  headers: [string, string][];
+  /** A refusal's body (the library's sentence); null when let through. */
+  body: string | null;
+  rateLimit?: RateLimitInfo;
+}
+
+/** Decides described requests for any framework. */
+export interface RequestDecider {
+  (request: DescribedRequest): Promise<RequestVerdict>;
+  resetKey(key: string): Promise<boolean>;
+  getKey(key: string, limitName?: string): Promise<ClientRateLimitInfo | undefined>;
+  readonly names: string[];
+}
+
+/** `rateLimit`'s limit options (not those that answer: the caller answers). */
+export function requestDecider(options?: Omit<RateLimitOptions, 'handler' | 'message' | 'statusCode' | 'requestPropertyName' | 'skip' | 'skipFailedRequests' | 'skipSuccessfulRequests' | 'requestWasSuccessful'>): RequestDecider;
+
 /** `import rateLimit from 'sluicegate'`, as express-rate-limit's default export. */
 export default rateLimit;
 

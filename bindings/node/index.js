@@ -6,8 +6,9 @@ const { ManualClock, DateClock } = require('./lib/clock');
 const { throttle } = require('./lib/throttle');
 const { RedisLimiter } = require('./lib/redis');
 const { rateLimit } = require('./lib/ratelimit');
+const { requestDecider } = require('./lib/decider');
 
-const exported = { Limiter, KeyedLimiter, RedisLimiter, ManualClock, DateClock, rateLimit, throttle };
+const exported = { Limiter, KeyedLimiter, RedisLimiter, ManualClock, DateClock, rateLimit, throttle, requestDecider };
 
 // As express-rate-limit's module: `rateLimit` itself, with every export on it, so that
 // `const rateLimit = require('sluicegate')`, `import rateLimit from 'sluicegate'` (also

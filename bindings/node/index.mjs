@@ -2,5 +2,5 @@
 // export (express-rate-limit's documented form, `import rateLimit from 'sluicegate'`).
 import sluicegate from './index.js';
 
-export const { Limiter, KeyedLimiter, RedisLimiter, ManualClock, DateClock, rateLimit, throttle } = sluicegate;
+export const { Limiter, KeyedLimiter, RedisLimiter, ManualClock, DateClock, rateLimit, throttle, requestDecider } = sluicegate;
 export default rateLimit;

@@ -57,7 +57,7 @@ done
 # The JavaScript package: the files package.json's `files` lists, and a package.json
 # without scripts and devDependencies, naming the built platform packages.
 mkdir -p "$stage/sluicegate/lib"
-cp index.js index.mjs index.d.ts README.md "$stage/sluicegate/"
+cp index.js index.mjs index.d.ts fastify.d.ts koa.d.ts hono.d.ts nestjs.d.ts README.md "$stage/sluicegate/"
 cp lib/*.js "$stage/sluicegate/lib/"
 node "$PWD/../../scripts/dist/npm-manifest.js" package.json "${platforms[@]}" > "$stage/sluicegate/package.json"
 

@@ -211,6 +211,14 @@ function rateLimit(options = {}) {
       return { totalHits: a.used, resetTime: new Date(a.resetAt) };
     });
   };
+  /** The key limit `index` (the first when omitted) would count `req` under, found by the
+   * library's own extractor (the client address by the trusted-proxy rule for 'ip'), deciding
+   * nothing; null for a limit a function keys. The framework adapters' allow lists read it. */
+  middleware.requestKey = (req, index = 0) => {
+    if (!named) nameFrom(undefined);
+    const socket = req.socket;
+    return native.httpKey(handle, index, req.method, req.originalUrl ?? req.url, req.rawHeaders, socket?.remoteAddress, socket?.remotePort);
+  };
   // Backend failures (limits on Redis): the library's counters, and events to subscribe to.
   Object.defineProperties(middleware, {
     /** Requests Redis could not decide since the limits were built (0 in process). */

@@ -260,6 +260,36 @@ pub(crate) unsafe extern "C" fn http_decide(
     }
 }
 
+/// `httpKey(handle, index, method, url, rawHeaders, remoteAddress, remotePort)`: the key
+/// limit `index` would count the request under, found by the library's own extractor (the
+/// client address by the trusted-proxy rule, a header's value, '' for `global`), deciding
+/// nothing; null for a limit a JavaScript function keys, or a request with no such key.
+/// The framework adapters' allow lists and `max(request, key)` read it.
+pub(crate) unsafe extern "C" fn http_key(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let [handle, index, method, url, raw_headers, address, port] = raw::args::<7>(env, info);
+    let Some(state) = handle::get::<HttpState>(env, handle) else {
+        return raw::throw_type_error(env, c"not an HttpLimiter handle");
+    };
+    let Some(parts) = request(env, method, url, raw_headers, peer(env, address, port)) else {
+        return raw::throw_type_error(
+            env,
+            c"a request needs a method, a URL and its raw headers as strings",
+        );
+    };
+    let index = raw::u32_arg(env, index) as usize;
+    match counted_key(state.extractors.get(index), &parts) {
+        Some(key) => text::string(env, key.as_str().as_bytes()),
+        None => {
+            let mut null = std::ptr::null_mut();
+            sys::napi_get_null(env, &mut null);
+            null
+        }
+    }
+}
+
 /// A verdict decided at once: its numbers into the verdict array, its text returned.
 unsafe fn now(
     env: sys::napi_env,

@@ -43,7 +43,7 @@ use napi_derive::napi;
 #[napi(module_exports)]
 pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
     let (env, exports) = (env.raw(), exports.raw());
-    let callbacks: [(&std::ffi::CStr, raw::Callback); 11] = [
+    let callbacks: [(&std::ffi::CStr, raw::Callback); 12] = [
         (c"limiterCheck", limiter::limiter_check),
         (c"keyedCheck", keyed::keyed_check),
         (c"limiterDecide", limiter::limiter_decide),
@@ -54,6 +54,7 @@ pub fn exports(exports: Object<'_>, env: Env) -> napi::Result<()> {
         (c"keyedReset", keyed::keyed_reset),
         (c"keyedMaxCost", keyed::keyed_max_cost),
         (c"httpDecide", http_limiter::http_decide),
+        (c"httpKey", http_limiter::http_key),
         // A bench floor (`bench/keyed.js`), not the package's API.
         (c"benchFloor", keyed::bench_floor),
     ];
