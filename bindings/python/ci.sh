@@ -40,14 +40,14 @@ python="$venv/bin/python"
 export PATH="$venv/bin:$PATH"
 "$python" --version
 
-step "maturin, pytest, mypy and the middleware tests' servers, frameworks and test client from PyPI"
+step "maturin, pytest, mypy and the middleware tests' servers, frameworks (Django and DRF too) and test client from PyPI"
 # The same list as pyproject.toml's `test` extra. The middleware tests also start the Rust
 # example server, target/release/examples/http_server, which `cargo test --workspace
 # --release --all-features` (scripts/test.sh, before this script) builds.
 "$python" -m pip install --quiet --disable-pip-version-check --upgrade \
     "maturin>=1.9.4,<2" "pytest>=7" "mypy>=1.10" \
     "uvicorn>=0.30" "starlette>=0.37" "fastapi>=0.110" "flask>=3" "gunicorn>=22" \
-    "websockets>=13" "httpx>=0.27"
+    "websockets>=13" "httpx>=0.27" "django>=4.2" "djangorestframework>=3.14"
 
 step "pip install ./bindings/python (cargo, into target/)"
 # No build isolation: the build uses the maturin just installed. CARGO_TARGET_DIR is left

@@ -2,7 +2,8 @@
 
 Every decision is the engine's; this package converts arguments, decisions and errors.
 Times are seconds (floats). The ASGI and WSGI middlewares are `sluicegate.asgi` and
-`sluicegate.wsgi`; per-route limits are `sluicegate.fastapi` and `sluicegate.flask`.
+`sluicegate.wsgi`; per-route limits are `sluicegate.fastapi` and `sluicegate.flask`; Django's
+middleware and `@ratelimit` are `sluicegate.django`, DRF's throttles `sluicegate.drf`.
 """
 
 from __future__ import annotations
