@@ -184,6 +184,17 @@ async fn a_reset_on_any_node_reaches_every_process_deny_cache() {
     // Two processes' limiters of one limit; `here` caches denials (and listens on one node).
     let here = on_cluster::<Gcra>(&cluster, quota, "heard:", &clock).await;
     let there = on_cluster::<Gcra>(&cluster, quota, "heard:", &clock).await;
+    // Each limiter subscribes in the background and forgets every cached denial when it
+    // does: wait for both subscriptions before caching anything, or a slow subscription
+    // would empty the cache this test fills.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while reset_subscribers(&cluster, "heard:") < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the limiters never subscribed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let keys: Vec<String> = (0..KEYS).map(|i| format!("user:{i}")).collect();
     for key in &keys {
         assert!(here.check(key).await.unwrap().is_allowed());
@@ -206,4 +217,26 @@ async fn a_reset_on_any_node_reaches_every_process_deny_cache() {
     for key in &keys {
         assert!(here.check(key).await.unwrap().is_allowed(), "{key}");
     }
+}
+
+/// Subscribers of the reset channels under `prefix`, summed over the cluster's nodes (each
+/// limiter subscribes on one node; every node hears every `PUBLISH`).
+fn reset_subscribers(cluster: &RedisCluster, prefix: &str) -> usize {
+    let pattern = format!("{prefix}resets:*");
+    cluster
+        .nodes()
+        .iter()
+        .map(|node| {
+            node.cli(&["PUBSUB", "CHANNELS", &pattern])
+                .lines()
+                .map(|channel| {
+                    let counts = node.cli(&["PUBSUB", "NUMSUB", channel]);
+                    counts
+                        .lines()
+                        .nth(1)
+                        .map_or(0, |n| n.parse::<usize>().unwrap_or(0))
+                })
+                .sum::<usize>()
+        })
+        .sum()
 }

@@ -1,7 +1,8 @@
 'use strict';
-// One limit on Redis shared by the framework adapters and the express middleware: the same
-// name, quota and client address are one counter (`sluicegate:http:<name>:`), whichever
-// front end decides (a real redis-server on a free port, real servers on 127.0.0.1).
+// One limit on Redis shared by the framework adapters and the express middleware, and by
+// fastify and a Rust process (the `http_server` example's tower layer): the same name, quota
+// and client address are one counter (`sluicegate:http:<name>:`), whichever front end
+// decides (a real redis-server on a free port, real servers on 127.0.0.1).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -13,6 +14,7 @@ const koaRateLimit = require('sluicegate/koa');
 const { rateLimit } = require('sluicegate');
 const { expressApp, listen, get } = require('./support/apps');
 const { startRedis } = require('./support/redis');
+const { startHttpServer } = require('./support/servers');
 
 let redis;
 test.before(async () => {
@@ -56,5 +58,38 @@ test('fastify, koa and express count one client on one Redis limit', async () =>
     await fastify.close();
     await viaKoa.close();
     await viaExpress.close();
+  }
+});
+
+test('fastify and a Rust process count one client on one Redis limit', async () => {
+  const name = 'shared-with-rust';
+  const limits = [{ name, key: 'ip', quota: '4/minute', algorithm: 'gcra' }];
+  const rust = await startHttpServer(['--limit', `name=${name}; key=peer-ip; quota=4/minute; algorithm=gcra`, '--redis', redis.url]);
+  const fastify = Fastify();
+  try {
+    await fastify.register(sluicegateFastify, { limits, redis: redis.url });
+    fastify.get('/', async () => 'ok');
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const viaFastify = `http://127.0.0.1:${fastify.server.address().port}`;
+    // http_server connects lazily and lets requests through uncounted until it has found
+    // Redis: wait for its RateLimit header, asking from another client (another key).
+    const deadline = Date.now() + 10_000;
+    while ((await get(rust.url, '/', {}, '127.0.0.99')).headers.ratelimit === undefined) {
+      assert.ok(Date.now() < deadline, 'http_server never decided on Redis');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const statuses = [];
+    const remaining = [];
+    for (const url of [viaFastify, rust.url, viaFastify, rust.url, rust.url, viaFastify]) {
+      const answer = await get(url);
+      statuses.push(answer.status);
+      // fastify's answer in @fastify/rate-limit's header, http_server's in RateLimit.
+      remaining.push(url === viaFastify ? answer.headers['x-ratelimit-remaining'] : answer.headers.ratelimit?.match(/r=(\d+)/)?.[1]);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
+    assert.deepEqual(remaining.slice(0, 4), ['3', '2', '1', '0'], 'each sees the requests the other counted');
+  } finally {
+    await fastify.close();
+    await rust.stop();
   }
 });

@@ -40,13 +40,14 @@ function listen(handler, host = '127.0.0.1') {
 }
 
 /**
- * GET `path` of `base` on a fresh connection, with `headers`; resolves with `{ status,
+ * GET `path` of `base` on a fresh connection, with `headers` (from `localAddress` when given,
+ * such as 127.0.0.99: another client of the loopback); resolves with `{ status,
  * headers, raw, body }`: `headers` by lowercase name, `raw` the `[name, value]` pairs as they
  * came over the wire (case kept), `body` a string.
  */
-function get(base, path = '/', headers = {}) {
+function get(base, path = '/', headers = {}, localAddress = undefined) {
   return new Promise((resolve, reject) => {
-    const request = http.get(`${base}${path}`, { headers, agent: false }, (response) => {
+    const request = http.get(`${base}${path}`, { headers, agent: false, localAddress }, (response) => {
       const chunks = [];
       response.on('data', (chunk) => chunks.push(chunk));
       response.on('end', () => {
