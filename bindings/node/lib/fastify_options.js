@@ -27,7 +27,7 @@ const KNOWN = [
   'onExceeding', 'onExceeded', 'onBanReach', 'ban', 'addHeaders', 'addHeadersOnExceeding',
   'enableDraftSpec', 'skipOnError', 'ipv6Subnet', 'groupId', 'redis',
   // sluicegate's own (as `rateLimit` reads them)
-  'name', 'quota', 'algorithm', 'limits', 'trustedProxies', 'forwardedHeaders', 'ipv6Prefix', 'redisCluster',
+  'name', 'quota', 'algorithm', 'trustedProxies', 'forwardedHeaders', 'ipv6Prefix', 'redisCluster',
   'onBackendError', 'standardHeaders', 'legacyHeaders', 'maxKeys', 'maxTiers', 'clock', 'logger', 'validate',
 ];
 

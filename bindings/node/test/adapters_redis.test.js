@@ -63,11 +63,10 @@ test('fastify, koa and express count one client on one Redis limit', async () =>
 
 test('fastify and a Rust process count one client on one Redis limit', async () => {
   const name = 'shared-with-rust';
-  const limits = [{ name, key: 'ip', quota: '4/minute', algorithm: 'gcra' }];
   const rust = await startHttpServer(['--limit', `name=${name}; key=peer-ip; quota=4/minute; algorithm=gcra`, '--redis', redis.url]);
   const fastify = Fastify();
   try {
-    await fastify.register(sluicegateFastify, { limits, redis: redis.url });
+    await fastify.register(sluicegateFastify, { name, quota: '4/minute', algorithm: 'gcra', redis: redis.url });
     fastify.get('/', async () => 'ok');
     await fastify.listen({ port: 0, host: '127.0.0.1' });
     const viaFastify = `http://127.0.0.1:${fastify.server.address().port}`;
