@@ -16,6 +16,13 @@ if ! command -v redis-server >/dev/null 2>&1; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server
 fi
+# The TLS and Sentinel tests make certificates with openssl and start redis-sentinel.
+for tool in openssl redis-sentinel; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$tool"
+  fi
+done
 # The Unix socket tests run behind a real nginx (started and stopped by the tests).
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   apt-get update

@@ -23,9 +23,12 @@ apt_install() {
 }
 
 venv="$PWD/target/python-venv"
-step "python3, its venv module and redis-server"
+step "python3, its venv module, redis-server, redis-sentinel and openssl"
 command -v python3 >/dev/null 2>&1 || apt_install python3
 command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+# The TLS and Sentinel tests make certificates with openssl and start redis-sentinel.
+command -v redis-sentinel >/dev/null 2>&1 || apt_install redis-sentinel
+command -v openssl >/dev/null 2>&1 || apt_install openssl
 if [ ! -x "$venv/bin/python" ]; then
     mkdir -p target
     # Debian's python3 lacks ensurepip (so `venv`) until python3-venv is installed.
